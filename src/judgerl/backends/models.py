@@ -1,0 +1,64 @@
+"""Resolve a model name to a backend.
+
+Names are ``provider/name`` (``hf/…``, ``openai/…``, ``vllm/…``), the embedded model's short name
+``smollm2-135m``, or a local directory (loaded with the ``hf`` provider). Providers are imported
+lazily so optional extras are only needed when used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from judgerl.backends.base import Backend
+from judgerl.backends.embedded import EMBEDDED_NAME, embedded_model_path
+
+PROVIDERS = ("hf", "openai", "vllm", "scripted")
+
+
+def resolve_hf_path(name: str) -> str:
+    """Map the embedded short name to its cached safetensors directory; other names unchanged."""
+    if name in (EMBEDDED_NAME, f"hf/{EMBEDDED_NAME}"):
+        return str(embedded_model_path())
+    return name
+
+
+def load_backend(model: str, **kwargs: Any) -> Backend:
+    """Create the backend for ``model``.
+
+    Args:
+        model: ``smollm2-135m``, ``hf/<path-or-id>``, ``openai/<model>``, ``vllm/<path>`` or a local
+            directory. Hub ids are passed to transformers unchanged (they only work where a hub is
+            reachable or the model is already cached).
+        **kwargs: Passed to the backend's constructor (e.g. ``batch_size``, ``base_url``).
+
+    Raises:
+        ValueError: unknown provider prefix.
+        ImportError: the provider's optional extra is not installed (message names the extra).
+    """
+    if model == EMBEDDED_NAME:
+        provider, name = "hf", model
+    elif "/" in model and model.split("/", 1)[0] in PROVIDERS:
+        provider, name = model.split("/", 1)
+    elif Path(model).exists():
+        provider, name = "hf", model
+    else:
+        raise ValueError(
+            f"Unknown model {model!r}: use {EMBEDDED_NAME}, a local directory, or provider/name "
+            f"with provider in {PROVIDERS}"
+        )
+    if provider == "hf":
+        from judgerl.backends.hf import HFBackend
+
+        return HFBackend(resolve_hf_path(name), **kwargs)
+    if provider == "openai":
+        try:
+            from judgerl.backends.openai import OpenAIBackend
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("The openai backend needs: pip install 'judgerl[openai]'") from e
+        return OpenAIBackend(name, **kwargs)
+    if provider == "vllm":
+        from judgerl.backends.vllm import VLLMBackend
+
+        return VLLMBackend(resolve_hf_path(name), **kwargs)
+    raise ValueError(f"Provider {provider!r} cannot be loaded by name; construct it directly")

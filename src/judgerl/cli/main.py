@@ -1,0 +1,54 @@
+"""The ``judgerl`` command. Each sub-command lives in its own module under judgerl.cli."""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+import typer
+
+app = typer.Typer(
+    name="judgerl",
+    help="Build, train with RL, evaluate and serve reasoning LLM judges.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    # Sub-command modules only import heavy libraries inside their functions, so `judgerl --help`
+    # stays fast.
+    from judgerl.cli import data_cmd, eval_cmd, serve_cmd, train_cmd
+
+    app.command("eval")(eval_cmd.eval_command)
+    app.add_typer(data_cmd.app, name="data")
+    app.command("train")(train_cmd.train_command)
+    app.command("serve")(serve_cmd.serve_command)
+
+
+_register()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default: sys.argv[1:]) and return the exit code."""
+    try:
+        app(args=list(argv) if argv is not None else sys.argv[1:], standalone_mode=False)
+    except SystemExit as e:  # typer/click exit paths
+        return int(e.code or 0)
+    except typer.Exit as e:
+        return int(e.exit_code)
+    except Exception as e:  # click usage errors and our own clear errors
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            return e.exit_code
+        if isinstance(e, click.exceptions.Abort):
+            return 130
+        raise
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

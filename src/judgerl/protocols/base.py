@@ -1,0 +1,44 @@
+"""The judge-protocol interface: build a prompt, parse the judge's output into a Decision."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar, Literal, Sequence
+
+from judgerl.types import Decision, Messages
+
+ProtocolKind = Literal["pairwise", "pointwise", "listwise"]
+
+
+class JudgeProtocol(ABC):
+    """A judge format (J1: PaV, PaS, PaVS, PoS; TIR-Judge: pointwise, pairwise, listwise).
+
+    Subclasses set ``name`` (canonical lower-case name), ``kind`` and ``n_responses``
+    (2 for pairwise, 1 for pointwise, None for listwise = any n >= 2).
+    """
+
+    name: ClassVar[str]
+    kind: ClassVar[ProtocolKind]
+    n_responses: ClassVar[int | None]
+
+    @abstractmethod
+    def build(self, prompt: str, responses: Sequence[str], tools: bool = False) -> Messages:
+        """Chat messages asking the judge to think first, then answer in this protocol's tags.
+
+        Args:
+            prompt: The user instruction the responses answer.
+            responses: The candidate responses, in the order they are shown (A, B, … / 1, 2, …).
+            tools: Also tell the judge it may write ```python blocks that will be executed.
+
+        Raises:
+            ValueError: wrong number of responses for this protocol.
+        """
+
+    @abstractmethod
+    def parse(self, text: str) -> Decision:
+        """Parse the judge's full output (thinking + final answer) into a typed Decision.
+
+        Only the judge's own final answer region is read; verdict-like text inside the thinking
+        or quoted from the responses is ignored. Never raises on bad model output: returns
+        ``Decision.invalid(reason)``.
+        """

@@ -1,0 +1,163 @@
+"""Core records shared by every part of judgerl.
+
+The data flow is one-directional (see docs/DESIGN.md)::
+
+    records on disk --loaders--> PreferencePair --protocol.build--> Messages
+        --backend.generate--> Completion --(tool loop)--> Trajectory
+        --protocol.parse--> Decision --metrics / rewards--> numbers
+
+All records are frozen dataclasses so they can be shared between threads and used as dict keys
+where hashable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Mapping, Sequence
+
+#: One chat message, OpenAI style: ``{"role": "system"|"user"|"assistant", "content": str}``.
+Message = Mapping[str, str]
+#: A chat prompt. If the last message has role ``"assistant"`` the backend *continues* that
+#: message (prefill) instead of opening a new assistant turn; the tool loop relies on this.
+Messages = Sequence[Message]
+
+Verdict = Literal["A", "B", "tie"]
+
+
+@dataclass(frozen=True)
+class PreferencePair:
+    """One canonical preference pair.
+
+    Attributes:
+        id: Stable identifier, unique inside one dataset (used for resuming runs).
+        prompt: The user instruction / conversation the responses answer (plain text).
+        chosen: The preferred response. For ``tie=True`` simply the first response.
+        rejected: The dispreferred response. For ``tie=True`` simply the second response.
+        source: Dataset subset / source name used for per-source breakdowns (e.g. ``"llmbar/natural"``).
+        tie: True when annotators judged both responses equally good (no gold preference).
+        chosen_score: Optional gold pointwise score of ``chosen`` (scale given by the dataset).
+        rejected_score: Optional gold pointwise score of ``rejected``.
+        meta: Free-form extra fields kept from the original record (JSON-serialisable).
+    """
+
+    id: str
+    prompt: str
+    chosen: str
+    rejected: str
+    source: str = ""
+    tie: bool = False
+    chosen_score: float | None = None
+    rejected_score: float | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["meta"] = dict(self.meta)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "PreferencePair":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A parsed judge output.
+
+    Exactly one of the payload fields is meaningful, depending on the protocol kind:
+
+    * pairwise: ``verdict`` in {"A", "B"} (``"tie"`` only for score protocols with equal scores),
+      ``scores`` = (s_a, s_b) for PaS / PaVS;
+    * pointwise: ``scores`` = (s,);
+    * listwise: ``ranking`` = 0-based indices of the responses, best first (``best`` = ranking[0]).
+
+    ``valid`` is False when the output could not be parsed; ``invalid_reason`` then says why
+    (e.g. ``"missing_final_answer"``, ``"conflicting_answers"``, ``"score_out_of_range"``).
+    Invalid decisions are never turned into a tie or a default by judgerl.
+    """
+
+    valid: bool
+    verdict: Verdict | None = None
+    scores: tuple[float, ...] | None = None
+    ranking: tuple[int, ...] | None = None
+    invalid_reason: str | None = None
+    thought: str | None = None
+
+    @classmethod
+    def invalid(cls, reason: str, thought: str | None = None) -> "Decision":
+        return cls(valid=False, invalid_reason=reason, thought=thought)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for k in ("scores", "ranking"):
+            if d[k] is not None:
+                d[k] = list(d[k])
+        return d
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One generated completion.
+
+    Attributes:
+        text: Generated text only (the prompt is not included); stop strings are cut off.
+        prompt_tokens: Number of prompt tokens (after the chat template).
+        completion_tokens: Number of generated tokens.
+        finish_reason: ``"stop"`` (EOS or stop string) or ``"length"`` (hit max_new_tokens).
+    """
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: Literal["stop", "length"] = "stop"
+
+
+SegmentKind = Literal["model", "code", "tool"]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of a tool-integrated trajectory.
+
+    ``kind``: ``"model"`` (reasoning text written by the judge), ``"code"`` (a code block the judge
+    wrote; also model-generated) or ``"tool"`` (interpreter output inserted by judgerl, to be masked
+    from the training loss). ``token_start``/``token_end`` are offsets (in tokens of the judge's
+    tokenizer, end exclusive) into the full completion, i.e. everything after the prompt.
+    """
+
+    kind: SegmentKind
+    text: str
+    token_start: int = 0
+    token_end: int = 0
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A full judgment: the segments in order plus tool statistics.
+
+    ``text`` is the concatenation of all segment texts (what the parser reads).
+    ``tool_calls`` counts executed code blocks, ``tool_errors`` those that failed or timed out.
+    """
+
+    segments: tuple[Segment, ...]
+    tool_calls: int = 0
+    tool_errors: int = 0
+    prompt_tokens: int = 0
+    finish_reason: Literal["stop", "length"] = "stop"
+
+    @property
+    def text(self) -> str:
+        return "".join(s.text for s in self.segments)
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.segments[-1].token_end if self.segments else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "segments": [asdict(s) for s in self.segments],
+            "tool_calls": self.tool_calls,
+            "tool_errors": self.tool_errors,
+            "prompt_tokens": self.prompt_tokens,
+            "finish_reason": self.finish_reason,
+        }
