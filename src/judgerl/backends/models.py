@@ -1,7 +1,8 @@
 """Resolve a model name to a backend.
 
 Names are ``provider/name`` (``hf/…``, ``openai/…``, ``vllm/…``), the embedded model's short name
-``smollm2-135m``, or a local directory (loaded with the ``hf`` provider). Providers are imported
+``smollm2-135m``, ``scripted/<outputs.jsonl>`` (replays outputs, for tests) or a local directory
+(loaded with the ``hf`` provider). Providers are imported
 lazily so optional extras are only needed when used.
 """
 
@@ -61,4 +62,39 @@ def load_backend(model: str, **kwargs: Any) -> Backend:
         from judgerl.backends.vllm import VLLMBackend
 
         return VLLMBackend(resolve_hf_path(name), **kwargs)
+    if provider == "scripted":
+        return load_scripted(name, **kwargs)
     raise ValueError(f"Provider {provider!r} cannot be loaded by name; construct it directly")
+
+
+def load_scripted(path: str, **kwargs: Any) -> Backend:
+    """A :class:`ScriptedBackend` replaying the outputs in a JSONL file, cycled forever.
+
+    Each line is a JSON string (the output) or an object with a ``"text"`` field; blank lines are
+    skipped. Used as ``--model scripted/<path>`` for fast CLI tests and demos.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: a line is not a JSON string / object with a string ``"text"`` (names file:line),
+            or the file holds no outputs.
+    """
+    import json
+
+    from judgerl.backends.scripted import ScriptedBackend
+
+    outputs: list[str] = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as e:
+                raise ValueError(f"{path}:{lineno}: not valid JSON ({e})") from e
+            text = item.get("text") if isinstance(item, dict) else item
+            if not isinstance(text, str):
+                raise ValueError(f"{path}:{lineno}: expected a JSON string or an object with a string 'text'")
+            outputs.append(text)
+    if not outputs:
+        raise ValueError(f"{path}: no scripted outputs")
+    return ScriptedBackend(outputs, cycle=True, name=kwargs.pop("name", f"scripted/{path}"), **kwargs)

@@ -1,5 +1,109 @@
-"""`judgerl data …` (being written: owned by the data-loader work)."""
+"""`judgerl data …`: inspect preference-data files (``build`` is registered by cli/main.py)."""
 
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import click
 import typer
 
 app = typer.Typer(help="Inspect and build preference data.", no_args_is_help=True)
+
+
+@app.callback()
+def _data() -> None:
+    """Inspect and build preference data."""
+
+
+def parse_field_options(fields: list[str] | None) -> dict[str, str] | None:
+    """``["prompt=question", "chosen=good"]`` -> ``{"prompt": "question", "chosen": "good"}``.
+
+    Raises:
+        click.BadParameter: an item without ``=`` or with an empty side, or a repeated key.
+    """
+    if not fields:
+        return None
+    mapping: dict[str, str] = {}
+    for item in fields:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise click.BadParameter(
+                f"expected CANONICAL=RECORD_FIELD (e.g. prompt=question), got {item!r}", param_hint="--field"
+            )
+        if key in mapping:
+            raise click.BadParameter(f"'{key}' is mapped twice", param_hint="--field")
+        mapping[key] = value
+    return mapping
+
+
+_FORMAT_HELP = (
+    "Format name: llmbar, pandalm, judgebench, rmbench, autoj, rewardbench, hh-rlhf, generic, judgerl. "
+    "Default: detect from the first record."
+)
+_FIELD_HELP = (
+    "Field mapping for the generic format, CANONICAL=RECORD_FIELD, repeatable: prompt=…, chosen=…, "
+    "rejected=… (required); id, source, tie, chosen_score, rejected_score (optional)."
+)
+
+
+def inspect_command(
+    path: Annotated[Path, typer.Argument(help="JSON / JSON Lines file, optionally gzipped.")],
+    format: Annotated[str | None, typer.Option("--format", "-f", help=_FORMAT_HELP)] = None,
+    field: Annotated[list[str] | None, typer.Option("--field", help=_FIELD_HELP)] = None,
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Skip and count bad records instead of stopping.")
+    ] = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Read at most this many pairs.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    show_errors: Annotated[
+        int, typer.Option("--show-errors", min=0, help="With --skip-invalid: skip reasons to print.")
+    ] = 5,
+) -> None:
+    """Say which format PATH is and count its records, pairs, ties and sources."""
+    from judgerl.data import DataFormatError, load_pairs
+
+    field_map = parse_field_options(field)
+    try:
+        result = load_pairs(path, format=format, field_map=field_map, skip_invalid=skip_invalid, limit=limit)
+    except (DataFormatError, ValueError, FileNotFoundError, IsADirectoryError) as e:
+        raise click.ClickException(str(e)) from e
+
+    summary = result.summary()
+    summary["detected"] = format is None and field_map is None
+    if as_json:
+        summary["errors"] = result.errors[:show_errors]
+        typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    _print_summary(summary, result.errors[:show_errors])
+
+
+def _print_summary(summary: dict, errors: list[str]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(soft_wrap=True)
+    how = "detected" if summary["detected"] else "given"
+    console.print(f"[bold]file[/bold]     {escape(summary['path'])}", highlight=False)
+    console.print(f"[bold]format[/bold]   {summary['format']} ({how})", highlight=False)
+    console.print(f"[bold]records[/bold]  {summary['records']}", highlight=False)
+    console.print(f"[bold]pairs[/bold]    {summary['pairs']}", highlight=False)
+    console.print(f"[bold]ties[/bold]     {summary['ties']}", highlight=False)
+    console.print(f"[bold]skipped[/bold]  {summary['skipped']}", highlight=False)
+    table = Table(title="pairs by source", title_justify="left")
+    table.add_column("source")
+    table.add_column("pairs", justify="right")
+    table.add_column("ties", justify="right")
+    for source, counts in summary["sources"].items():
+        table.add_row(escape(source) or "(none)", str(counts["pairs"]), str(counts["ties"]))
+    console.print(table)
+    if errors:
+        console.print(f"[bold]first {len(errors)} skipped record(s):[/bold]")
+        for message in errors:
+            console.print(f"  {message}", highlight=False, markup=False)
+
+
+app.command("inspect")(inspect_command)

@@ -1,6 +1,129 @@
-"""`judgerl eval` (being written: owned by the eval-runner work)."""
+"""`judgerl eval`: evaluate a judge on preference data (resumable; see judgerl.eval.runner)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
 
 
-def eval_command() -> None:
-    """Evaluate a judge on preference data."""
-    raise SystemExit("judgerl eval is not available in this build yet")
+class ToolsChoice(str, Enum):
+    none = "none"
+    python = "python"
+
+
+def parse_protocol_args(items: List[str] | None) -> dict[str, Any]:
+    """Parse repeated ``KEY=VALUE`` options into protocol kwargs (values read as YAML scalars).
+
+    Raises:
+        ValueError: an item without ``=`` or with an empty key.
+    """
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--protocol-arg: expected KEY=VALUE, got {item!r}")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def eval_command(
+    model: str = typer.Option(..., "--model", "-m", help="Judge model: smollm2-135m, hf/<path>, openai/<model>, "
+                              "vllm/<path>, scripted/<outputs.jsonl>, or a local directory."),
+    data: Path = typer.Option(..., "--data", "-d", help="Preference data file (any format judgerl.data reads)."),
+    format: Optional[str] = typer.Option(None, "--format", help="Data format (default: detected)."),
+    protocol: str = typer.Option("pav", "--protocol", "-p", help="Judge protocol: pav, pas, pavs, pos, listwise."),
+    protocol_arg: Optional[List[str]] = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE "
+                                                     "(repeatable), e.g. max_score=9 or mode=rank."),
+    samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judgment samples per pair and order "
+                                "(majority vote / mean score)."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature "
+                                                "(default: 0 for one sample, 0.7 for several)."),
+    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass."),
+    max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per generation (per round "
+                                       "with tools)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for candidate order, sampling and bootstrap."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the first N pairs."),
+    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Judgments per backend call (and per "
+                                    "durable write); raise it for GPU backends."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory (judgments.jsonl, summary.json, "
+                             "report.md)."),
+    tools: ToolsChoice = typer.Option(ToolsChoice.none, "--tools", help="Let the judge run python code "
+                                      "(TIR loop)."),
+    max_tool_rounds: int = typer.Option(3, "--max-tool-rounds", min=0, help="Most code executions per judgment."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed data records instead of "
+                                      "failing."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Discard previous results in --out instead of "
+                                   "resuming."),
+    save_messages: bool = typer.Option(False, "--save-messages", help="Store full prompts in judgments.jsonl."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Evaluate a judge on preference data: accuracy, position-consistent accuracy, flip/tie/invalid rates.
+
+    Re-running the same command resumes an interrupted run.
+    """
+    from judgerl.backends import SamplingParams, load_backend
+    from judgerl.data import DataFormatError, load_pairs
+    from judgerl.eval import RunConfigMismatch, run_eval
+    from judgerl.protocols import get_protocol
+
+    try:
+        proto = get_protocol(protocol, **parse_protocol_args(protocol_arg))
+    except (ValueError, TypeError) as e:
+        typer.echo(f"error: --protocol {protocol}: {e}", err=True)
+        raise SystemExit(2) from e
+    try:
+        loaded = load_pairs(data, format=format, skip_invalid=skip_invalid, limit=limit)
+    except (DataFormatError, FileNotFoundError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise SystemExit(2) from e
+    if loaded.n_skipped:
+        typer.echo(f"skipped {loaded.n_skipped} invalid records in {data}", err=True)
+    if not loaded.pairs:
+        typer.echo(f"error: no pairs loaded from {data}", err=True)
+        raise SystemExit(2)
+    temp = temperature if temperature is not None else (0.0 if samples == 1 else 0.7)
+    params = SamplingParams(max_new_tokens=max_new_tokens, temperature=temp, top_p=top_p)
+    sandbox = None
+    if tools is ToolsChoice.python:
+        from judgerl.tools import get_sandbox
+
+        sandbox = get_sandbox()
+    backend = load_backend(model)
+    info = {"data": str(data), "format": loaded.format, "limit": limit, "model_arg": model,
+            "n_skipped_records": loaded.n_skipped}
+    try:
+        summary = run_eval(
+            backend, proto, loaded.pairs, out, samples=samples, seed=seed, params=params, sandbox=sandbox,
+            max_tool_rounds=max_tool_rounds, resume=not overwrite, progress=progress, batch_size=batch_size,
+            save_messages=save_messages, info=info,
+        )
+    except RunConfigMismatch as e:
+        typer.echo(f"error: {e}", err=True)
+        raise SystemExit(2) from e
+    except KeyboardInterrupt:
+        typer.echo(f"\ninterrupted: finished judgments are saved in {out}; run the same command to resume",
+                   err=True)
+        raise SystemExit(130) from None
+    _print_summary(summary, out)
+
+
+def _print_summary(summary: dict[str, Any], out: Path) -> None:
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f}%"
+
+    ci = summary.get("accuracy_ci")
+    ci_s = f" (95% CI {100 * ci[0]:.1f}-{100 * ci[1]:.1f})" if ci else ""
+    typer.echo(
+        f"pairs {summary['n_pairs']}  accuracy {pct(summary['accuracy'])}{ci_s}  "
+        f"position-consistent {pct(summary['position_consistent_accuracy'])}  flip {pct(summary['flip_rate'])}  "
+        f"tie {pct(summary['tie_rate'])}  invalid {pct(summary['invalid_rate'])}"
+    )
+    if "tool_use_rate" in summary:
+        typer.echo(f"tool use {pct(summary['tool_use_rate'])}  tool errors {pct(summary['tool_error_rate'])}  "
+                   f"mean tool rounds {summary['mean_tool_rounds']:.2f}")
+    typer.echo(f"wrote {out / 'judgments.jsonl'}, {out / 'summary.json'}, {out / 'report.md'}")

@@ -30,11 +30,20 @@ def _register() -> None:
 
 _register()
 
+# typer >= 0.2x raises usage errors (missing argument, bad option, typer.BadParameter) from its
+# own vendored copy of click, which is not a subclass of click.ClickException.
+try:
+    from typer._click.exceptions import ClickException as _TyperClickException
+
+    _VENDORED_CLICK_ERRORS: tuple[type[Exception], ...] = (_TyperClickException,)
+except ImportError:  # typer using the real click package
+    _VENDORED_CLICK_ERRORS = ()
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: sys.argv[1:]) and return the exit code."""
     try:
-        app(args=list(argv) if argv is not None else sys.argv[1:], standalone_mode=False)
+        rv = app(args=list(argv) if argv is not None else sys.argv[1:], standalone_mode=False)
     except SystemExit as e:  # typer/click exit paths
         return int(e.code or 0)
     except typer.Exit as e:
@@ -42,13 +51,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # click usage errors and our own clear errors
         import click
 
-        if isinstance(e, click.exceptions.ClickException):
+        if isinstance(e, (click.exceptions.ClickException, *_VENDORED_CLICK_ERRORS)):
             e.show()
             return e.exit_code
         if isinstance(e, click.exceptions.Abort):
             return 130
         raise
-    return 0
+    # With standalone_mode=False click returns the exit code of typer.Exit instead of raising it.
+    return rv if isinstance(rv, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

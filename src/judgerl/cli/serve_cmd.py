@@ -1,6 +1,82 @@
-"""`judgerl serve` (being written: owned by the serving work)."""
+"""`judgerl serve`: host a judge as an HTTP reward server (see judgerl.serve.app and docs/serving.md)."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
 
 
-def serve_command() -> None:
-    """Serve a judge over HTTP."""
-    raise SystemExit("judgerl serve is not available in this build yet")
+def serve_command(
+    model: str = typer.Option(..., "--model", "-m", help="Judge model: smollm2-135m, hf/<path>, openai/<model>, "
+                              "vllm/<path>, or a local directory."),
+    protocol: str = typer.Option("pav", "--protocol", "-p", help="Judge protocol: pav, pas, pavs (pairwise) or "
+                                 "pos (pointwise)."),
+    protocol_arg: Optional[List[str]] = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE "
+                                                     "(repeatable), e.g. max_score=9."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (0.0.0.0 exposes the server)."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint of an openai/<model> judge "
+                                           "(default: $OPENAI_BASE_URL)."),
+    max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per judgment."),
+    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
+    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Sampling seed."),
+    samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judgments per item (majority vote / mean "
+                                "score); use with --temperature > 0."),
+    max_batch_size: int = typer.Option(32, "--max-batch-size", min=1, help="Most prompts per generation batch."),
+    max_wait_ms: float = typer.Option(10.0, "--max-wait-ms", min=0.0, help="How long a batch waits to fill (ms)."),
+    max_pending: int = typer.Option(4096, "--max-pending", min=1, help="Queued prompts before answering 503."),
+    max_body_bytes: int = typer.Option(4_000_000, "--max-body-bytes", min=1, help="Largest request body (413 "
+                                       "beyond)."),
+    max_items: int = typer.Option(512, "--max-items", min=1, help="Most items per request (413 beyond)."),
+    max_text_chars: int = typer.Option(100_000, "--max-text-chars", min=1, help="Longest text field (413 "
+                                       "beyond)."),
+    invalid_reward: float = typer.Option(0.0, "--invalid-reward", help="Reward for unparseable judgments."),
+    both_orders: bool = typer.Option(False, "--both-orders", help="Pairwise rewards: judge both orders and "
+                                     "average (position-agnostic)."),
+    batch_size: Optional[int] = typer.Option(None, "--backend-batch-size", min=1, help="hf backend: prompts "
+                                             "per model.generate call."),
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+) -> None:
+    """Serve a judge over HTTP: /v1/judge/pairwise, /v1/score, /v1/rewards, /get_reward (OpenRLHF), /health."""
+    import uvicorn
+
+    from judgerl.backends import SamplingParams, load_backend
+    from judgerl.cli.eval_cmd import parse_protocol_args
+    from judgerl.protocols import get_protocol
+    from judgerl.serve.app import ServeConfig, create_app
+
+    try:
+        proto = get_protocol(protocol, **parse_protocol_args(protocol_arg))
+        params = SamplingParams(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=seed)
+        config = ServeConfig(
+            max_batch_size=max_batch_size,
+            max_wait_ms=max_wait_ms,
+            max_pending=max_pending,
+            max_body_bytes=max_body_bytes,
+            max_items=max_items,
+            max_text_chars=max_text_chars,
+            samples=samples,
+            invalid_reward=invalid_reward,
+            pairwise_both_orders=both_orders,
+        )
+    except (ValueError, TypeError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise SystemExit(2) from e
+    kwargs: dict = {}
+    if base_url is not None:
+        if not model.startswith("openai/"):
+            typer.echo("error: --base-url only applies to openai/<model> judges", err=True)
+            raise SystemExit(2)
+        kwargs["base_url"] = base_url
+    if batch_size is not None:
+        kwargs["batch_size"] = batch_size
+    try:
+        backend = load_backend(model, **kwargs)
+        app = create_app(backend, proto, params=params, config=config)
+    except (ValueError, ImportError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise SystemExit(2) from e
+    typer.echo(f"judgerl serve: {backend.name} with protocol {proto.name} on http://{host}:{port}", err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -1,0 +1,85 @@
+"""Judge protocols: build a judge prompt, parse the judge's output into a :class:`Decision`.
+
+======================  ==========  ===========================================================
+name (aliases)          kind        final answer
+======================  ==========  ===========================================================
+``pav`` (``pairwise``)  pairwise    ``<verdict>A</verdict>`` (also ``<preference>``)   -- J1 PaV
+``pas``                 pairwise    ``<score_A>x</score_A> <score_B>y</score_B>``      -- J1 PaS
+``pavs``                pairwise    verdict + both scores                               -- J1 PaVS
+``pos`` (``pointwise``) pointwise   ``<score>x</score>`` (``min_score``/``max_score``) -- J1 PoS
+``listwise``            listwise    ``<best>k</best>`` or ``<ranking>2 > 1 > 3</ranking>`` (``mode``)
+======================  ==========  ===========================================================
+
+Every protocol asks the judge to think inside ``<think>…</think>`` first, and works with or
+without tools (``build(..., tools=True)``). Parsing rules: :mod:`judgerl.protocols.parsing`.
+
+Example::
+
+    proto = get_protocol("PaV")
+    messages = proto.build(pair.prompt, [pair.chosen, pair.rejected])
+    decision = proto.parse(completion.text)   # Decision(valid=True, verdict="A", ...)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgerl.protocols.base import JudgeProtocol, ProtocolKind
+from judgerl.protocols.listwise import Listwise
+from judgerl.protocols.pairwise import PaS, PaV, PaVS
+from judgerl.protocols.parsing import INVALID_REASONS
+from judgerl.protocols.pointwise import PoS
+
+#: Canonical (lower-case) protocol names -> classes.
+PROTOCOLS: dict[str, type[JudgeProtocol]] = {
+    "pav": PaV,
+    "pas": PaS,
+    "pavs": PaVS,
+    "pos": PoS,
+    "listwise": Listwise,
+}
+
+#: Extra names accepted by :func:`get_protocol` (J1's mixed-case names work case-insensitively).
+ALIASES: dict[str, str] = {"pairwise": "pav", "pointwise": "pos"}
+
+
+def get_protocol(name: str, **kwargs: Any) -> JudgeProtocol:
+    """Make a judge protocol by name.
+
+    Args:
+        name: ``"pav"``, ``"pas"``, ``"pavs"``, ``"pos"``, ``"listwise"`` (case-insensitive, so
+            J1's ``"PaV"`` etc. work) or an alias from :data:`ALIASES`.
+        **kwargs: Options of that protocol: ``min_score``/``max_score`` (PaS, PaVS, PoS),
+            ``require_scores`` (PaVS), ``mode="best"|"rank"`` (listwise).
+
+    Raises:
+        ValueError: unknown name, or a bad option value (e.g. ``min_score >= max_score``).
+        TypeError: an option the protocol does not take.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"protocol name must be a str, got {type(name).__name__}")
+    key = name.strip().lower()
+    key = ALIASES.get(key, key)
+    cls = PROTOCOLS.get(key)
+    if cls is None:
+        known = sorted([*PROTOCOLS, *ALIASES])
+        raise ValueError(f"unknown judge protocol {name!r}; known: {', '.join(known)}")
+    try:
+        return cls(**kwargs)
+    except TypeError as e:
+        raise TypeError(f"get_protocol({name!r}): {e}") from e
+
+
+__all__ = [
+    "ALIASES",
+    "INVALID_REASONS",
+    "JudgeProtocol",
+    "Listwise",
+    "PROTOCOLS",
+    "PaS",
+    "PaV",
+    "PaVS",
+    "PoS",
+    "ProtocolKind",
+    "get_protocol",
+]

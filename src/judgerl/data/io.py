@@ -1,0 +1,184 @@
+"""Reading raw records from JSON / JSON Lines files (optionally gzipped) and writing canonical JSONL.
+
+Files are recognised by content, not by name:
+
+* gzip is detected from the magic bytes ``1f 8b`` (so ``.jsonl.gz`` and misnamed files both work);
+* a file whose first non-blank character is ``[`` is a JSON array of records; anything else is
+  read as JSON Lines (one object per line, blank lines ignored).
+
+Python's :mod:`json` accepts the bare ``NaN`` / ``Infinity`` tokens some exported datasets
+contain (e.g. PandaLM written by pandas); converters treat a NaN text field as missing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from judgerl.data.errors import DataFormatError
+from judgerl.types import PreferencePair
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class RawRecord:
+    """One record as read from disk, before conversion.
+
+    Attributes:
+        index: 0-based ordinal of the record in the file (array index, or count of non-blank
+            lines before it in JSON Lines). Used for default ids ``"<stem>-<index>"``.
+        location: Human-readable position for error messages: ``"line 12"`` or ``"index 5"``.
+        value: The decoded JSON value (normally a dict), or ``None`` when ``error`` is set.
+        error: Why the record could not be decoded (invalid JSON on that line), else ``None``.
+    """
+
+    index: int
+    location: str
+    value: Any = None
+    error: str | None = None
+
+
+def open_text(path: str | Path) -> IO[str]:
+    """Open ``path`` for reading as UTF-8 text, transparently decompressing gzip.
+
+    A UTF-8 byte-order mark is dropped.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        IsADirectoryError: ``path`` is a directory.
+    """
+    p = Path(path)
+    with p.open("rb") as fh:
+        magic = fh.read(2)
+    if magic == _GZIP_MAGIC:
+        return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8-sig")
+    return p.open("r", encoding="utf-8-sig")
+
+
+def _first_char(fh: IO[str]) -> tuple[str, str]:
+    """Read up to the first non-whitespace character; return (consumed text, that char or '')."""
+    consumed = []
+    while True:
+        ch = fh.read(1)
+        if not ch:
+            return "".join(consumed), ""
+        consumed.append(ch)
+        if not ch.isspace():
+            return "".join(consumed), ch
+
+
+def iter_records(path: str | Path) -> Iterator[RawRecord]:
+    """Yield the records of a JSON array or JSON Lines file (gzip allowed), in file order.
+
+    JSON Lines are streamed; a JSON array is decoded whole. A line that is not valid JSON is
+    yielded as a :class:`RawRecord` with ``error`` set, so the caller can skip or report it.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        DataFormatError: the file is a JSON array that does not decode, a JSON value that is
+            neither an array nor JSON Lines (e.g. one pretty-printed object), or is not UTF-8.
+    """
+    try:
+        with open_text(path) as fh:
+            head, first = _first_char(fh)
+            if first == "[":
+                yield from _iter_array(path, head + fh.read())
+            else:
+                yield from _iter_lines(path, fh, head)
+    except UnicodeDecodeError as e:
+        raise DataFormatError(path, None, None, f"is not UTF-8 text ({e.reason} at byte {e.start})") from e
+    except (OSError, EOFError) as e:
+        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise
+        raise DataFormatError(path, None, None, f"could not be read: {e}") from e
+
+
+def _iter_array(path: str | Path, text: str) -> Iterator[RawRecord]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DataFormatError(
+            path, f"line {e.lineno}", None, f"invalid JSON: {e.msg} (column {e.colno})"
+        ) from e
+    for i, value in enumerate(data):
+        yield RawRecord(index=i, location=f"index {i}", value=value)
+
+
+def _iter_lines(path: str | Path, fh: IO[str], head: str) -> Iterator[RawRecord]:
+    # ``head`` holds any leading blank lines plus the start of the first record's line.
+    skipped_lines = head.count("\n")
+    lines = _prepend(head[head.rfind("\n") + 1 :], fh)
+    index = 0
+    for lineno, line in enumerate(lines, start=1 + skipped_lines):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as e:
+            if index == 0 and line.strip() == "{":
+                raise DataFormatError(
+                    path,
+                    None,
+                    None,
+                    "looks like one pretty-printed JSON object; expected a JSON array of records "
+                    "or JSON Lines (one object per line)",
+                ) from None
+            yield RawRecord(
+                index=index, location=f"line {lineno}", error=f"invalid JSON: {e.msg} (column {e.colno})"
+            )
+        else:
+            yield RawRecord(index=index, location=f"line {lineno}", value=value)
+        index += 1
+
+
+def _prepend(head: str, fh: IO[str]) -> Iterator[str]:
+    """Lines of ``fh`` with the already-consumed ``head`` glued to the first one."""
+    first = fh.readline()
+    yield head + first
+    yield from fh
+
+
+def write_pairs_jsonl(pairs: Iterable[PreferencePair], path: str | Path) -> int:
+    """Write ``pairs`` as canonical judgerl JSON Lines (``PreferencePair.to_dict()`` per line).
+
+    The file is read back by ``load_pairs(path)`` (format ``"judgerl"``). A path ending in
+    ``.gz`` is gzip-compressed. The write is atomic (temporary file + rename) and parent
+    directories are created.
+
+    Returns:
+        The number of pairs written.
+
+    Raises:
+        ValueError: a pair holds a value JSON cannot represent (NaN score, non-serialisable meta);
+            the message names the pair id. Nothing is written in that case.
+    """
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    n = 0
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            stream: IO[bytes] = (
+                gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if out.name.endswith(".gz") else raw
+            )
+            with io.TextIOWrapper(stream, encoding="utf-8", newline="\n") as fh:
+                for pair in pairs:
+                    try:
+                        line = json.dumps(pair.to_dict(), ensure_ascii=False, allow_nan=False)
+                    except (TypeError, ValueError) as e:
+                        raise ValueError(f"pair {pair.id!r} cannot be written as JSON: {e}") from e
+                    fh.write(line + "\n")
+                    n += 1
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return n

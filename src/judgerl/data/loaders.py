@@ -1,0 +1,250 @@
+"""Load preference data in any supported format into canonical :class:`PreferencePair` records.
+
+Formats (see :mod:`judgerl.data.formats` for each one's fields and label rules): ``llmbar``,
+``pandalm``, ``judgebench``, ``rmbench``, ``autoj``, ``rewardbench``, ``hh-rlhf``, ``generic``
+(with a field map) and ``judgerl`` (the canonical JSONL of :func:`write_pairs_jsonl`).
+Files may be JSON arrays or JSON Lines, optionally gzipped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judgerl.data.errors import DataFormatError, FieldError
+from judgerl.data.formats import ALIASES, FORMATS
+from judgerl.data.formats.base import RecordContext, dataset_stem
+from judgerl.data.formats.generic import validate_field_map
+from judgerl.data.io import RawRecord, iter_records
+from judgerl.types import PreferencePair
+
+
+@dataclass
+class LoadResult:
+    """What :func:`load_pairs` read.
+
+    Attributes:
+        path: The file read.
+        format: The canonical format name used (detected or given).
+        pairs: The converted pairs, in file order.
+        n_records: Records read from the file (including skipped ones; RM-Bench gives 9 pairs
+            per record, so ``len(pairs)`` may differ).
+        n_skipped: Bad records skipped (only non-zero with ``skip_invalid=True``).
+        errors: One message per skipped record, e.g. ``"x.jsonl line 3: field 'chosen' is missing"``.
+    """
+
+    path: str
+    format: str
+    pairs: list[PreferencePair] = field(default_factory=list)
+    n_records: int = 0
+    n_skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def n_ties(self) -> int:
+        """Number of pairs labelled as ties."""
+        return sum(p.tie for p in self.pairs)
+
+    def by_source(self) -> dict[str, dict[str, int]]:
+        """``{source: {"pairs": n, "ties": t}}``, sources sorted by name."""
+        pairs = Counter(p.source for p in self.pairs)
+        ties = Counter(p.source for p in self.pairs if p.tie)
+        return {s: {"pairs": pairs[s], "ties": ties[s]} for s in sorted(pairs)}
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-serialisable counts: path, format, records, pairs, ties, skipped, sources."""
+        return {
+            "path": self.path,
+            "format": self.format,
+            "records": self.n_records,
+            "pairs": len(self.pairs),
+            "ties": self.n_ties,
+            "skipped": self.n_skipped,
+            "sources": self.by_source(),
+        }
+
+
+def normalize_format(name: str) -> str:
+    """Canonical format name for ``name`` (case-insensitive; aliases such as ``"RM-Bench"``).
+
+    Raises:
+        ValueError: unknown name; the message lists the known formats.
+    """
+    key = name.strip().lower().replace("_", "-")
+    key = ALIASES.get(key, key)
+    if key not in FORMATS:
+        raise ValueError(f"unknown data format {name!r}; known formats: {', '.join(FORMATS)}")
+    return key
+
+
+def _formats_matching(record: Mapping[str, Any]) -> list[str]:
+    return [name for name, f in FORMATS.items() if f.matches is not None and f.matches(record)]
+
+
+def _describe_formats() -> str:
+    return "\n".join(f"  {name:<12} {f.description}" for name, f in FORMATS.items())
+
+
+def _first_object(path: str | Path, records: Iterator[RawRecord]) -> RawRecord:
+    for raw in records:
+        if raw.error is None and isinstance(raw.value, dict):
+            return raw
+    raise DataFormatError(path, None, None, "contains no JSON object records")
+
+
+def detect_format(path: str | Path) -> str:
+    """Name of the format of ``path``, judged from the keys of its first record.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        DataFormatError: no record, or the first record's keys fit no format or several; the
+            message lists the keys found and every known format with its fields. (``generic``
+            is never detected: name it, or pass a field map.)
+    """
+    with closing(iter_records(path)) as records:
+        first = _first_object(path, records)
+    found = _formats_matching(first.value)
+    if len(found) == 1:
+        return found[0]
+    keys = ", ".join(repr(k) for k in list(first.value)[:12])
+    if found:
+        reason = f"record keys [{keys}] fit several formats ({', '.join(found)}); name one with format="
+    else:
+        reason = (
+            f"record keys [{keys}] match no known format; name one with format= or map the fields "
+            f"with field_map= (CLI: --field prompt=… --field chosen=… --field rejected=…). Known formats:\n"
+            + _describe_formats()
+        )
+    raise DataFormatError(path, first.location, None, reason)
+
+
+def load_pairs(
+    path: str | Path,
+    format: str | None = None,
+    field_map: Mapping[str, str] | None = None,
+    skip_invalid: bool = False,
+    limit: int | None = None,
+) -> LoadResult:
+    """Read a preference-data file into canonical pairs.
+
+    Args:
+        path: JSON array or JSON Lines file, optionally gzipped.
+        format: Format name (see :data:`judgerl.data.formats.FORMATS`; case-insensitive,
+            aliases accepted). ``None``: detect from the first record, or ``"generic"`` when
+            ``field_map`` is given.
+        field_map: For ``generic``: canonical field -> record field (dotted paths allowed),
+            e.g. ``{"prompt": "question", "chosen": "good", "rejected": "bad"}``.
+        skip_invalid: Skip bad records instead of raising; they are counted in ``n_skipped``
+            and described in ``errors``. File-level problems (unreadable file, broken JSON
+            array, unknown format) still raise.
+        limit: Stop after this many pairs (``None`` = all).
+
+    Returns:
+        A :class:`LoadResult`. Ids are unique inside the file.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: bad ``format`` / ``field_map`` / ``limit`` arguments.
+        DataFormatError: a bad record (without ``skip_invalid``), naming the file, the
+            ``line N`` (JSON Lines) or ``index N`` (JSON array) and the field; or a
+            file-level problem.
+    """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
+    fmt, fmap = _resolve_format(path, format, field_map)
+    result = LoadResult(path=str(path), format=fmt)
+    with closing(iter_records(path)) as records:
+        _convert_all(
+            records, path, fmt, fmap, skip_invalid, limit, checked_first=format is None, result=result
+        )
+    if result.n_records == 0:
+        raise DataFormatError(path, None, None, "contains no records")
+    if limit is not None:
+        del result.pairs[limit:]
+    return result
+
+
+def _convert_all(
+    records: Iterator[RawRecord],
+    path: str | Path,
+    fmt: str,
+    fmap: dict[str, str] | None,
+    skip_invalid: bool,
+    limit: int | None,
+    *,
+    checked_first: bool,
+    result: LoadResult,
+) -> None:
+    """Convert ``records`` into ``result`` (pairs, counts, skip messages); see :func:`load_pairs`."""
+    spec = FORMATS[fmt]
+    stem = dataset_stem(path)
+    seen_ids: dict[str, str] = {}
+    for raw in records:
+        if limit is not None and len(result.pairs) >= limit:
+            break
+        result.n_records += 1
+        try:
+            if raw.error is not None:
+                raise DataFormatError(path, raw.location, None, raw.error)
+            if not isinstance(raw.value, dict):
+                raise DataFormatError(
+                    path, raw.location, None, f"record must be a JSON object, got {type(raw.value).__name__}"
+                )
+            if not checked_first:
+                checked_first = True
+                _check_named_format(path, raw, fmt)
+            ctx = RecordContext(path=Path(path), stem=stem, index=raw.index, field_map=fmap)
+            try:
+                pairs = spec.convert(raw.value, ctx)
+            except FieldError as e:
+                raise DataFormatError(path, raw.location, e.field, e.reason) from None
+            for pair in pairs:
+                if pair.id in seen_ids:
+                    raise DataFormatError(
+                        path, raw.location, "id", f"repeats id {pair.id!r} (first at {seen_ids[pair.id]})"
+                    )
+            for pair in pairs:
+                seen_ids[pair.id] = raw.location
+        except DataFormatError as e:
+            if not skip_invalid or e.location is None:
+                raise
+            result.n_skipped += 1
+            result.errors.append(str(e))
+            continue
+        result.pairs.extend(pairs)
+
+
+def _resolve_format(
+    path: str | Path, format: str | None, field_map: Mapping[str, str] | None
+) -> tuple[str, dict[str, str] | None]:
+    fmt = normalize_format(format) if format is not None else None
+    if field_map:
+        if fmt not in (None, "generic"):
+            raise ValueError(f"field_map is only used by format 'generic', not {fmt!r}")
+        return "generic", validate_field_map(field_map)
+    if fmt == "generic":
+        raise ValueError(
+            "format 'generic' needs field_map, "
+            "e.g. {'prompt': 'question', 'chosen': 'good', 'rejected': 'bad'}"
+        )
+    return (fmt if fmt is not None else detect_format(path)), None
+
+
+def _check_named_format(path: str | Path, raw: RawRecord, fmt: str) -> None:
+    """A named format whose first record clearly is another format: say so instead of N errors."""
+    spec = FORMATS[fmt]
+    if spec.matches is None or spec.matches(raw.value):
+        return
+    others = _formats_matching(raw.value)
+    if others:
+        raise DataFormatError(  # file-level (no location): not skipped by skip_invalid
+            path,
+            None,
+            None,
+            f"format {fmt!r} was named but the first record ({raw.location}) looks like "
+            f"{', '.join(others)} (expected fields: {spec.description})",
+        )

@@ -1,0 +1,155 @@
+"""What all judgerl protocols share: prompt fragments, input checks and the parse skeleton.
+
+Prompts follow J1 (Whitehouse et al., 2025, appendix prompts): an impartial-judge system message
+that asks for step-by-step thinking inside ``<think>…</think>`` and then the final answer in tags,
+exactly once; the user message holds the question and the responses between
+``[The Start of …]`` / ``[The End of …]`` delimiters. With ``tools=True`` the TIR-Judge tool
+instructions are added (Xu et al., 2025: ```` ```python ```` blocks are executed, their output is
+returned in an ```` ```output ```` block, at most 3 code blocks). Prompts are kept short: the
+embedded judge (SmolLM2-135M) has a small context budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from abc import abstractmethod
+from typing import ClassVar, Sequence
+
+from judgerl.protocols.base import JudgeProtocol
+from judgerl.protocols.parsing import (
+    ParseFailure,
+    TagMatch,
+    answer_region,
+    find_tags,
+    thought_of,
+)
+from judgerl.types import Decision, Messages
+
+#: Maximum number of code blocks a tool-using judge is told it may run (TIR-Judge: 3 rounds).
+MAX_TOOL_CALLS = 3
+
+BIAS_INSTRUCTION = (
+    "Be objective: the order of the responses, their length and the assistants' names must not "
+    "influence you."
+)
+THINK_INSTRUCTION = (
+    "First think step by step inside <think> and </think>: state your criteria, then judge against "
+    "them."
+)
+TOOLS_INSTRUCTION = (
+    "While thinking you may run Python code to check facts, calculations or code: write a "
+    "```python code block; it is executed and its output is returned to you in an ```output "
+    f"block. Use at most {MAX_TOOL_CALLS} code blocks."
+)
+
+
+def system_message(task: str, answer: str, tools: bool) -> dict[str, str]:
+    """The system message: ``task`` + thinking (+ tools) instructions + ``answer`` format."""
+    parts = [task, THINK_INSTRUCTION]
+    if tools:
+        parts.append(TOOLS_INSTRUCTION)
+    parts.append(answer)
+    return {"role": "system", "content": " ".join(parts)}
+
+
+def answer_block(label: str, response: str) -> str:
+    """``[The Start of {label}]`` + response + ``[The End of {label}]`` (J1 delimiters)."""
+    return f"[The Start of {label}]\n{response}\n[The End of {label}]"
+
+
+def user_message(prompt: str, blocks: Sequence[str], reminder: str) -> dict[str, str]:
+    """The user message: the question, the delimited responses and a one-line format reminder."""
+    body = "\n\n".join([f"[User Question]\n{prompt}", *blocks, reminder])
+    return {"role": "user", "content": body}
+
+
+def check_inputs(protocol: str, prompt: str, responses: Sequence[str], n: int | None) -> list[str]:
+    """Validate ``build`` arguments and return the responses as a list.
+
+    Args:
+        protocol: Protocol name for error messages.
+        prompt: Must be a str.
+        responses: A sequence (not a str) of str; exactly ``n`` of them, or >= 2 when ``n`` is None.
+
+    Raises:
+        TypeError: ``prompt`` is not a str, ``responses`` is a str or holds a non-str.
+        ValueError: wrong number of responses.
+    """
+    if not isinstance(prompt, str):
+        raise TypeError(f"{protocol}.build: prompt must be a str, got {type(prompt).__name__}")
+    if isinstance(responses, (str, bytes)):
+        raise TypeError(f"{protocol}.build: responses must be a sequence of str, not a single str")
+    items = list(responses)
+    for i, r in enumerate(items):
+        if not isinstance(r, str):
+            raise TypeError(f"{protocol}.build: responses[{i}] must be a str, got {type(r).__name__}")
+    if n is not None and len(items) != n:
+        raise ValueError(f"{protocol}.build needs exactly {n} response(s), got {len(items)}")
+    if n is None and len(items) < 2:
+        raise ValueError(f"{protocol}.build needs at least 2 responses, got {len(items)}")
+    return items
+
+
+def check_scale(min_score: float, max_score: float) -> None:
+    """Validate a score scale.
+
+    Raises:
+        ValueError: a bound is not a finite real number, or ``min_score >= max_score``.
+    """
+    for name, v in (("min_score", min_score), ("max_score", max_score)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if min_score >= max_score:
+        raise ValueError(f"min_score must be < max_score, got {min_score} >= {max_score}")
+
+
+class TaggedProtocol(JudgeProtocol):
+    """A protocol whose final answer is given in XML-like tags (all judgerl protocols).
+
+    Subclasses set ``answer_tags`` (every tag name :meth:`parse` reads) and implement
+    :meth:`decide`, which turns the tags found in the final-answer region into a Decision (or
+    raises :class:`ParseFailure`). :meth:`parse` handles the rest: empty output, unterminated
+    thinking, code masking, the thought, and turning failures into ``Decision.invalid``.
+    """
+
+    answer_tags: ClassVar[tuple[str, ...]]
+
+    @abstractmethod
+    def decide(self, tags: list[TagMatch], n_responses: int | None) -> Decision:
+        """Decision from the final tags (in order of appearance); raises ParseFailure if invalid."""
+
+    def parse(self, text: str, n_responses: int | None = None) -> Decision:
+        """See :meth:`JudgeProtocol.parse`; parsing rules in :mod:`judgerl.protocols.parsing`.
+
+        The returned ``thought`` is the thinking (think blocks) or, without think tags, the text
+        before the first final-answer tag.
+
+        Raises:
+            TypeError: ``text`` is not a str.
+            ValueError: ``n_responses`` does not fit this protocol.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"{self.name}.parse: text must be a str, got {type(text).__name__}")
+        if n_responses is not None:
+            if self.n_responses is not None and n_responses != self.n_responses:
+                raise ValueError(
+                    f"{self.name} judges {self.n_responses} response(s), got n_responses={n_responses}"
+                )
+            if self.n_responses is None and n_responses < 2:
+                raise ValueError(f"{self.name} needs n_responses >= 2, got {n_responses}")
+        try:
+            region = answer_region(text)
+            tags = find_tags(region.text, self.answer_tags)
+            decision = self.decide(tags, n_responses)
+        except ParseFailure as e:
+            return Decision.invalid(e.reason, thought=thought_of(text))
+        thought = region.thought
+        if thought is None and tags:
+            thought = text[: region.start + tags[0].start].strip() or None
+        return dataclasses.replace(decision, thought=thought)
+
+
+def tags_named(tags: list[TagMatch], *names: str) -> list[TagMatch]:
+    """The tags among ``tags`` whose name is one of ``names`` (order kept)."""
+    return [t for t in tags if t.name in names]

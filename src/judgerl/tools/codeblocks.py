@@ -1,0 +1,173 @@
+"""Find fenced code blocks in judge output and format interpreter observations.
+
+TIR-Judge (Xu et al., 2025, Sec. 3) writes a judgment as r1, c1, o1, …, rk, ck, ok: reasoning, a
+```` ```python ```` block, and the interpreter output in a ```` ```output ```` block. This module holds the
+text side of that loop: locating the first *complete* python block, and turning an execution result
+into the observation text that goes back into the context (errors cut to their last line).
+
+Fence rules (a CommonMark subset, line based):
+
+* an opening fence is a line ```` ``` ```` optionally indented, followed by an info string; the block is
+  Python when the info string's first word is ``python``, ``py`` or ``python3`` (case-insensitive);
+* the block ends at the next line that is only ```` ``` ```` (optionally indented / trailing spaces);
+* blocks in any other language (```` ```output ````, ```` ```json ````, bare ```` ``` ````) are skipped
+  whole, so python-looking text inside them is never executed;
+* a python block without a closing fence is *not* complete and is never executed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+PYTHON_LANGS = frozenset({"python", "py", "python3"})
+
+_FENCE_OPEN = re.compile(r"^[ \t]{0,3}```[ \t]*([^\s`]*)[^\n`]*$")
+_FENCE_CLOSE = re.compile(r"^[ \t]{0,3}```[ \t]*$")
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b")
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """One fenced block found in a text.
+
+    Attributes:
+        lang: Lower-cased first word of the info string (``""`` for a bare fence).
+        code: The block's content without the fences (lines as written, no dedent).
+        start: Character offset of the opening fence's first character.
+        end: Character offset just after the closing fence line, including its newline when the
+            text has one (so ``text[:end]`` ends right after the block).
+        closed: False when the text ended before a closing fence.
+    """
+
+    lang: str
+    code: str
+    start: int
+    end: int
+    closed: bool
+
+    @property
+    def is_python(self) -> bool:
+        return self.lang in PYTHON_LANGS
+
+
+def _lines_with_offsets(text: str) -> Iterator[tuple[int, str, int]]:
+    """Yield (start offset, line without newline, offset after the line incl. its newline)."""
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        yield pos, body, pos + len(line)
+        pos += len(line)
+
+
+def iter_code_blocks(text: str) -> Iterator[CodeBlock]:
+    """Yield every fenced block of ``text`` in order (any language, closed or not).
+
+    An unclosed block runs to the end of the text and is yielded with ``closed=False`` last.
+    """
+    lines = list(_lines_with_offsets(text))
+    i = 0
+    while i < len(lines):
+        start, body, after = lines[i]
+        m = _FENCE_OPEN.match(body)
+        if not m:
+            i += 1
+            continue
+        lang = m.group(1).lower()
+        code_start = after
+        j = i + 1
+        while j < len(lines) and not _FENCE_CLOSE.match(lines[j][1]):
+            j += 1
+        if j == len(lines):
+            yield CodeBlock(lang, text[code_start:], start, len(text), closed=False)
+            return
+        close_start, _, close_after = lines[j]
+        yield CodeBlock(lang, text[code_start:close_start], start, close_after, closed=True)
+        i = j + 1
+
+
+def find_first_python_block(text: str) -> CodeBlock | None:
+    """The first *closed* python block of ``text``, or None.
+
+    Blocks in other languages are skipped; an unclosed python block returns None (it is never
+    executed: the judge did not finish writing it).
+    """
+    for block in iter_code_blocks(text):
+        if block.is_python and block.closed:
+            return block
+        if block.is_python and not block.closed:
+            return None
+    return None
+
+
+def count_python_blocks(text: str) -> int:
+    """Number of closed python blocks in ``text`` (code the judge asked to run)."""
+    return sum(1 for b in iter_code_blocks(text) if b.is_python and b.closed)
+
+
+def output_blocks(text: str) -> list[str]:
+    """Contents of the closed ```` ```output ```` blocks of ``text``, in order."""
+    return [b.code for b in iter_code_blocks(text) if b.lang == "output" and b.closed]
+
+
+def looks_like_error(observation: str) -> bool:
+    """Whether an observation's last non-empty line is a Python error line (``NameError: …``).
+
+    Used to count tool errors from text alone, when no :class:`~judgerl.types.Trajectory` is
+    available (the tool loop writes errors as their last line, see :func:`format_observation`).
+    """
+    lines = [ln for ln in observation.strip().splitlines() if ln.strip()]
+    return bool(lines) and bool(_ERROR_LINE.match(lines[-1].strip()))
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line of ``text`` stripped, or ``""``."""
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def cap_text(text: str, max_chars: int) -> str:
+    """Cut ``text`` to at most ``max_chars`` characters (head kept) plus a truncation note.
+
+    Raises:
+        ValueError: ``max_chars`` < 1.
+    """
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be >= 1, got {max_chars}")
+    if len(text) <= max_chars:
+        return text
+    return text[:max_chars] + f"\n... [output truncated: {len(text) - max_chars} more characters]"
+
+
+def format_observation(result: Any, max_chars: int = 1024) -> tuple[str, bool]:
+    """Observation text for an execution result, and whether the execution failed.
+
+    Args:
+        result: An :class:`~judgerl.tools.sandbox.ExecResult`-like object with ``stdout``,
+            ``stderr``, ``ok`` and ``timed_out``.
+        max_chars: Cap on the stdout part, in characters (head kept).
+
+    Returns:
+        ``(text, is_error)``. On success: stdout (``"(no output)"`` when empty). On failure: the
+        stdout written before the failure, then only the **last line** of the error output
+        (TIR-Judge: "error messages are truncated to their last line"); a timeout reads
+        ``TimeoutError: execution timed out``.
+    """
+    stdout = (result.stdout or "").rstrip("\n")
+    if result.ok:
+        return (cap_text(stdout, max_chars) if stdout else "(no output)"), False
+    if result.timed_out:
+        err = "TimeoutError: execution timed out"
+    else:
+        err = last_line(result.stderr or "") or f"Error: exited with code {result.exit_code}"
+    parts = [cap_text(stdout, max_chars)] if stdout else []
+    parts.append(err)
+    return "\n".join(parts), True
+
+
+def output_block(observation: str) -> str:
+    """Wrap an observation as the ```` ```output ```` block inserted after a code block."""
+    return f"```output\n{observation}\n```\n"

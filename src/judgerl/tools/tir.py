@@ -1,0 +1,283 @@
+"""The tool-integrated reasoning (TIR) judging loop.
+
+TIR-Judge (Xu et al., 2025, "Incentivizing Agentic Reasoning in LLM Judges via Tool-Integrated
+Reinforcement Learning", Sec. 3) writes a judgment as a trajectory r1, c1, o1, …, rk, ck, ok, answer:
+reasoning ``r_i``, a python block ``c_i``, its interpreter output ``o_i``; at most 3 tool rounds, then
+the final answer. :func:`run_tool_loop` produces such trajectories for a *batch* of prompts:
+
+* every round, all unfinished prompts go to the backend in ONE ``generate`` call; each continues its
+  own assistant message (prefill: the prompt plus ``{"role": "assistant", "content": text so far}``);
+* generation uses the extra stop string ```` ```output ````. Why: the end of a python block (a bare
+  ```` ``` ```` line) cannot be told apart from the start of another block by a stop string, while a
+  model that has seen TIR trajectories writes ```` ```output ```` right after its code, i.e. exactly
+  when it would start to *hallucinate* interpreter output. The loop then finds the first complete
+  python block in the new text itself (:func:`~judgerl.tools.codeblocks.find_first_python_block`)
+  and drops everything generated after its closing fence;
+* the blocks of one round run in the sandbox in parallel threads; each observation is appended as
+  ```` ```output\\n…\\n``` ```` (stdout capped at ``output_cap`` characters, errors cut to their last
+  line) and the trajectory continues in the next round;
+* a trajectory stops when its new text holds no complete python block (the final answer), or when
+  generation stopped for length without a block. After ``max_rounds`` executed blocks the last
+  observation says the tool budget is spent and one final generation follows in which code is
+  **not** executed.
+
+``max_new_tokens`` of ``params`` applies to each generation round, so a trajectory has at most
+``(max_rounds + 1) * max_new_tokens`` generated tokens plus the inserted tool output.
+
+Token offsets of the segments (model / code / tool) index the tokens of the whole completion text
+(everything after the prompt) as tokenized by the judge's tokenizer -- ``backend.tokenizer`` for
+:class:`~judgerl.backends.hf.HFBackend`, or the ``tokenizer`` argument -- using the fast tokenizer's
+offset mapping; without a tokenizer they count whitespace-separated words. Training uses them to
+mask ``tool`` segments out of the loss (TIR-Judge: tool outputs are not trained on).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+from judgerl.backends.base import Backend, SamplingParams
+from judgerl.tools.codeblocks import find_first_python_block, format_observation, output_block
+from judgerl.types import Messages, Segment, SegmentKind, Trajectory
+
+logger = logging.getLogger(__name__)
+
+#: Stop string added to every generation round (see the module docstring).
+OUTPUT_FENCE = "```output"
+#: Appended after the observation of the last allowed tool call.
+TOOLS_EXHAUSTED_NOTE = (
+    "\nThe tool budget is used up: further code will not be executed. "
+    "Give your final answer now.\n"
+)
+#: Default cap on the stdout part of one observation, in characters.
+DEFAULT_OUTPUT_CAP = 1024
+
+_WORD = re.compile(r"\S+")
+
+
+@dataclass
+class _State:
+    """Mutable per-prompt state while the loop runs (frozen into a Trajectory at the end)."""
+
+    pieces: list[tuple[SegmentKind, str]] = field(default_factory=list)
+    tool_calls: int = 0
+    tool_errors: int = 0
+    prompt_tokens: int = 0
+    finish_reason: str = "stop"
+    done: bool = False
+
+    @property
+    def text(self) -> str:
+        return "".join(t for _, t in self.pieces)
+
+    def add(self, kind: SegmentKind, text: str) -> None:
+        if text:
+            self.pieces.append((kind, text))
+
+
+def continue_prompt(messages: Messages, prefix: str) -> list[dict[str, str]]:
+    """``messages`` with ``prefix`` as the assistant text to continue (prefill).
+
+    If ``messages`` already ends with an assistant message, ``prefix`` is appended to it; else a new
+    assistant message holding ``prefix`` is added. An empty ``prefix`` returns a plain copy.
+    """
+    msgs = [dict(m) for m in messages]
+    if not prefix:
+        return msgs
+    if msgs and msgs[-1].get("role") == "assistant":
+        msgs[-1]["content"] = str(msgs[-1].get("content", "")) + prefix
+    else:
+        msgs.append({"role": "assistant", "content": prefix})
+    return msgs
+
+
+def token_positions(text: str, char_positions: Sequence[int], tokenizer: Any | None = None) -> list[int]:
+    """Token index of each character position of ``text``.
+
+    The index of position ``p`` is the number of tokens that start before ``p`` (so a token that
+    straddles ``p`` belongs to the piece where it starts). Tokens come from ``tokenizer`` (a
+    transformers tokenizer; offset mapping when it is a fast tokenizer, else the length of the
+    encoded prefix) or, when ``tokenizer`` is None, from whitespace splitting.
+
+    Args:
+        text: The full completion text.
+        char_positions: Non-decreasing positions in ``[0, len(text)]``.
+        tokenizer: Optional transformers tokenizer.
+
+    Returns:
+        One non-decreasing token index per position.
+    """
+    if tokenizer is None:
+        starts = [m.start() for m in _WORD.finditer(text)]
+    elif getattr(tokenizer, "is_fast", False):
+        enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        starts = [s for s, _ in enc["offset_mapping"]]
+    else:
+        return [len(tokenizer.encode(text[:p], add_special_tokens=False)) for p in char_positions]
+    out, k = [], 0
+    for p in char_positions:
+        while k < len(starts) and starts[k] < p:
+            k += 1
+        out.append(k)
+    # Fast tokenizers may trim offsets; keep the result monotone and covering every token at the end.
+    if char_positions and char_positions[-1] >= len(text):
+        out[-1] = len(starts)
+    return out
+
+
+def build_trajectory(
+    pieces: Sequence[tuple[SegmentKind, str]],
+    tokenizer: Any | None = None,
+    *,
+    tool_calls: int = 0,
+    tool_errors: int = 0,
+    prompt_tokens: int = 0,
+    finish_reason: str = "stop",
+) -> Trajectory:
+    """Freeze ``(kind, text)`` pieces into a :class:`Trajectory` with token offsets.
+
+    Segments are contiguous: ``segments[i].token_end == segments[i + 1].token_start`` and the
+    first starts at 0. See :func:`token_positions` for how tokens are counted.
+    """
+    text = "".join(t for _, t in pieces)
+    bounds, pos = [0], 0
+    for _, t in pieces:
+        pos += len(t)
+        bounds.append(pos)
+    toks = token_positions(text, bounds, tokenizer)
+    segments = tuple(
+        Segment(kind, t, toks[i], toks[i + 1]) for i, (kind, t) in enumerate(pieces)
+    )
+    return Trajectory(
+        segments=segments,
+        tool_calls=tool_calls,
+        tool_errors=tool_errors,
+        prompt_tokens=prompt_tokens,
+        finish_reason="length" if finish_reason == "length" else "stop",
+    )
+
+
+def _resolve_tokenizer(backend: Backend, tokenizer: Any | None) -> Any | None:
+    if tokenizer == "whitespace":
+        return None
+    if tokenizer is not None:
+        return tokenizer
+    # HFBackend exposes its transformers tokenizer; other backends (OpenAI, scripted) have none.
+    return getattr(backend, "tokenizer", None)
+
+
+def _round_params(params: SamplingParams, round_idx: int) -> SamplingParams:
+    stop = tuple(params.stop)
+    if OUTPUT_FENCE not in stop:
+        stop = stop + (OUTPUT_FENCE,)
+    seed = None if params.seed is None else params.seed + round_idx
+    return replace(params, stop=stop, seed=seed)
+
+
+def run_tool_loop(
+    backend: Backend,
+    prompts: Sequence[Messages],
+    params: SamplingParams,
+    sandbox: Any,
+    max_rounds: int = 3,
+    tokenizer: Any | None = None,
+    *,
+    output_cap: int = DEFAULT_OUTPUT_CAP,
+    max_parallel_tools: int | None = None,
+) -> list[Trajectory]:
+    """Run tool-integrated judging for a batch of prompts; all prompts advance together.
+
+    Args:
+        backend: Any :class:`~judgerl.backends.Backend`; called once per round with every
+            unfinished prompt (at most ``max_rounds + 1`` calls in total).
+        prompts: Chat prompts (e.g. from ``protocol.build(..., tools=True)``). A trailing assistant
+            message is continued.
+        params: Sampling parameters for each round; ```` ```output ```` is added to ``stop`` and,
+            when sampling with a seed, round ``r`` uses ``seed + r``. ``max_new_tokens`` is per round.
+        sandbox: Object with ``run(code: str) -> ExecResult`` (see
+            :func:`judgerl.tools.get_sandbox`); called from worker threads.
+        max_rounds: Most code blocks executed per trajectory (TIR-Judge: 3). 0 disables execution.
+        tokenizer: Tokenizer for the segment token offsets; default ``backend.tokenizer`` when the
+            backend has one, else whitespace words. Pass ``"whitespace"`` to force word counts.
+        output_cap: Most characters of stdout kept per observation (head kept, a note says how
+            many were cut).
+        max_parallel_tools: Threads running sandboxed code at once (default: CPU count).
+
+    Returns:
+        One :class:`Trajectory` per prompt, in order: segments ``model`` / ``code`` / ``tool``
+        with contiguous token offsets, ``tool_calls`` (blocks executed), ``tool_errors`` (blocks
+        that raised or timed out), ``prompt_tokens`` of the first round and the finish reason of
+        the last generation.
+
+    Raises:
+        ValueError: ``max_rounds`` < 0, ``output_cap`` < 1 or ``sandbox`` is None.
+        RuntimeError: the backend returned a different number of completions than prompts.
+    """
+    if max_rounds < 0:
+        raise ValueError(f"max_rounds must be >= 0, got {max_rounds}")
+    if output_cap < 1:
+        raise ValueError(f"output_cap must be >= 1, got {output_cap}")
+    if sandbox is None:
+        raise ValueError("run_tool_loop needs a sandbox: pass judgerl.tools.get_sandbox()")
+    tok = _resolve_tokenizer(backend, tokenizer)
+    states = [_State() for _ in prompts]
+    workers = max_parallel_tools or os.cpu_count() or 2
+
+    for round_idx in range(max_rounds + 1):
+        active = [i for i, s in enumerate(states) if not s.done]
+        if not active:
+            break
+        batch = [continue_prompt(prompts[i], states[i].text) for i in active]
+        completions = backend.generate(batch, _round_params(params, round_idx))
+        if len(completions) != len(batch):
+            raise RuntimeError(
+                f"backend {getattr(backend, 'name', backend)!r} returned {len(completions)} "
+                f"completions for {len(batch)} prompts"
+            )
+        jobs: list[tuple[int, str]] = []
+        for i, comp in zip(active, completions):
+            s = states[i]
+            if round_idx == 0:
+                s.prompt_tokens = comp.prompt_tokens
+            block = find_first_python_block(comp.text) if s.tool_calls < max_rounds else None
+            if block is None:
+                s.add("model", comp.text)
+                s.done, s.finish_reason = True, comp.finish_reason
+                continue
+            s.add("model", comp.text[: block.start])
+            s.add("code", comp.text[block.start : block.end])
+            jobs.append((i, textwrap.dedent(block.code)))
+        if not jobs:
+            continue
+        with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            results = list(pool.map(sandbox.run, [code for _, code in jobs]))
+        for (i, _), result in zip(jobs, results):
+            s = states[i]
+            observation, is_error = format_observation(result, output_cap)
+            s.tool_calls += 1
+            s.tool_errors += int(is_error)
+            lead = "" if s.text.endswith("\n") else "\n"
+            note = TOOLS_EXHAUSTED_NOTE if s.tool_calls >= max_rounds else ""
+            s.add("tool", lead + output_block(observation) + note)
+    logger.debug(
+        "tool loop: %d prompts, %d tool calls, %d errors",
+        len(states),
+        sum(s.tool_calls for s in states),
+        sum(s.tool_errors for s in states),
+    )
+    return [
+        build_trajectory(
+            s.pieces,
+            tok,
+            tool_calls=s.tool_calls,
+            tool_errors=s.tool_errors,
+            prompt_tokens=s.prompt_tokens,
+            finish_reason=s.finish_reason,
+        )
+        for s in states
+    ]

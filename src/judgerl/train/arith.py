@@ -1,0 +1,100 @@
+"""Arithmetic-verification preference pairs derived from GSM8K solutions.
+
+GSM8K reference solutions annotate every calculation as ``<<48/2=24>>``. Each annotation with
+two integer operands, one of ``+ - *`` and an integer result becomes a verifiable pair:
+
+    prompt   = "What is 48 + 24?"
+    chosen   = "48 + 24 = 72"            (the gold result, checked by re-evaluating)
+    rejected = "48 + 24 = 74"            (a typical slip: off by 1, 2 or 10, or two digits swapped)
+
+These are short (fast to train on 2 CPU cores) and need no human labels: the label is the
+arithmetic itself. ``meta`` carries ``expression``, ``value``, ``wrong`` and a short
+``rationale`` used by the templated SFT warm-up.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+from judgerl.types import PreferencePair
+
+_CALC = re.compile(r"<<\s*(\d{1,4})\s*([-+*])\s*(\d{1,4})\s*=\s*(-?\d+(?:\.0+)?)\s*>>")
+
+
+def _wrong_value(value: int, rng: random.Random) -> int:
+    """A plausible wrong result close to ``value`` (never equal to it, never negative)."""
+    candidates = {value + 1, value - 1, value + 2, value - 2, value + 10, value - 10}
+    s = str(value)
+    if len(s) >= 2 and s[-1] != s[-2]:
+        candidates.add(int(s[:-2] + s[-1] + s[-2]))
+    options = sorted(c for c in candidates if c >= 0 and c != value)
+    return rng.choice(options)
+
+
+def build_arithmetic_pairs(
+    gsm8k_path: str | Path,
+    limit: int | None = None,
+    seed: int = 0,
+    max_value: int = 999,
+    ops: str = "+-*",
+) -> list[PreferencePair]:
+    """Build arithmetic-verification pairs from a GSM8K jsonl file (``question``, ``answer`` fields).
+
+    Args:
+        gsm8k_path: ``gsm8k/train.jsonl`` or ``test.jsonl``.
+        limit: Stop after this many pairs (after de-duplication; None = all).
+        seed: Seed for choosing the wrong result.
+        max_value: Keep only calculations whose operands and result are in [0, max_value].
+        ops: Operators to keep (subset of ``"+-*"``).
+
+    Returns:
+        Pairs with ids ``gsm8k-arith-<line>-<k>``, source ``gsm8k/arith-<op>``, in file order,
+        one per distinct expression.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: a line is not valid JSON or lacks ``answer`` (message names file and line).
+    """
+    path = Path(gsm8k_path)
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    pairs: list[PreferencePair] = []
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                answer = rec["answer"]
+            except (json.JSONDecodeError, KeyError, TypeError) as e:
+                raise ValueError(f"{path}:{lineno}: expected a JSON object with an 'answer' field ({e})") from None
+            for k, m in enumerate(_CALC.finditer(answer)):
+                a, op, b, res = int(m.group(1)), m.group(2), int(m.group(3)), m.group(4)
+                if op not in ops:
+                    continue
+                value = {"+": a + b, "-": a - b, "*": a * b}[op]
+                if float(res) != value or not (0 <= value <= max_value) or max(a, b) > max_value:
+                    continue
+                expr = f"{a} {op} {b}"
+                if expr in seen:
+                    continue
+                seen.add(expr)
+                wrong = _wrong_value(value, rng)
+                pairs.append(
+                    PreferencePair(
+                        id=f"gsm8k-arith-{lineno}-{k}",
+                        prompt=f"What is {expr}?",
+                        chosen=f"{expr} = {value}",
+                        rejected=f"{expr} = {wrong}",
+                        source=f"gsm8k/arith-{op}",
+                        chosen_score=None,
+                        rejected_score=None,
+                        meta={"expression": expr, "value": value, "wrong": wrong, "rationale": f"{expr} = {value}"},
+                    )
+                )
+                if limit is not None and len(pairs) >= limit:
+                    return pairs
+    return pairs

@@ -1,0 +1,279 @@
+"""DAPO options on top of TRL's GRPOTrainer, plus pair-preserving batching.
+
+DAPO (Yu et al., 2025, "DAPO: An Open-Source LLM Reinforcement Learning System at Scale") has four
+ingredients. Three are TRL ``GRPOConfig`` options that judgerl only exposes in recipes:
+
+* clip-higher: ``epsilon`` (ε_low) and ``epsilon_high`` (ε_high > ε_low), eq. (10);
+* token-level policy-gradient loss: ``loss_type: dapo``, eq. (12);
+* overlong filtering: ``mask_truncated_completions: true`` (truncated samples leave the loss).
+
+Implemented here:
+
+* soft overlong punishment, eq. (13), as a reward function (:func:`get_soft_overlong_reward`);
+* dynamic sampling, eq. (11): groups whose rewards are all equal have zero advantage and teach
+  nothing; :class:`JudgeGRPOTrainer` drops them after scoring and generates more prompts until
+  the generation batch is full again (TRL does not do this itself);
+* :class:`PairBlockRepeatSampler`: TRL's ``RepeatSampler`` but shuffling whole blocks of rows
+  (both orders of a pair), so J1's position-agnostic batching survives shuffling.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Iterator, Sequence
+
+import torch
+from torch.utils.data import Sampler
+from trl import GRPOTrainer
+
+
+def get_soft_overlong_reward(max_completion_length: int, overlong_buffer: int) -> Callable[..., list[float]]:
+    """DAPO soft overlong punishment, eq. (13) of Yu et al. (2025).
+
+    With L_max = ``max_completion_length`` and L_cache = ``overlong_buffer``, for a completion of
+    |y| tokens (TRL's ``completion_ids``; tool-output tokens included)::
+
+        R(y) = 0                               if |y| <= L_max - L_cache
+        R(y) = ((L_max - L_cache) - |y|) / L_cache   if L_max - L_cache < |y| <= L_max
+        R(y) = -1                              if |y| > L_max
+
+    Added to the task rewards (weight ``rewards.overlong`` in a recipe).
+
+    Raises:
+        ValueError: ``overlong_buffer`` not in [1, max_completion_length].
+    """
+    if not 1 <= overlong_buffer <= max_completion_length:
+        raise ValueError(
+            f"overlong_buffer must be in [1, max_completion_length={max_completion_length}], got {overlong_buffer}"
+        )
+    l_max, l_cache = max_completion_length, overlong_buffer
+
+    def soft_overlong_reward(completions: Sequence[Any], completion_ids: Sequence[Sequence[int]], **kwargs: Any) -> list[float]:
+        out = []
+        for ids in completion_ids:
+            n = len(ids)
+            if n <= l_max - l_cache:
+                out.append(0.0)
+            elif n <= l_max:
+                out.append(((l_max - l_cache) - n) / l_cache)
+            else:
+                out.append(-1.0)
+        return out
+
+    return soft_overlong_reward
+
+
+class PairBlockRepeatSampler(Sampler[int]):
+    """TRL's ``RepeatSampler`` over shuffled blocks of ``block`` consecutive dataset rows.
+
+    Yields, per generation batch of ``batch_size`` distinct rows, each row ``mini_repeat_count``
+    times (the group), the whole batch ``repeat_count`` times (reuse across iterations). Rows are
+    shuffled in blocks, so rows 2k and 2k+1 (both orders of a pair) always stay adjacent and land
+    in the same generation batch when ``batch_size`` is a multiple of ``block``.
+
+    Raises:
+        ValueError: ``batch_size`` not a multiple of ``block`` or dataset length not a multiple of
+            ``block``.
+    """
+
+    def __init__(
+        self,
+        data_source: Any,
+        mini_repeat_count: int,
+        batch_size: int = 1,
+        repeat_count: int = 1,
+        shuffle: bool = True,
+        seed: int | None = None,
+        block: int = 2,
+    ) -> None:
+        n = len(data_source)
+        if batch_size % block:
+            raise ValueError(
+                f"{batch_size} distinct prompts per generation batch is not a multiple of the block size {block}: "
+                "set generation_batch_size / num_generations to an even number so both orders of a pair "
+                "are generated together"
+            )
+        if n % block:
+            raise ValueError(f"dataset has {n} rows, not a multiple of the block size {block}")
+        self.num_samples = n
+        self.mini_repeat_count = mini_repeat_count
+        self.batch_size = batch_size
+        self.repeat_count = repeat_count
+        self.shuffle = shuffle
+        self.block = block
+        self.generator = torch.Generator()
+        if seed is not None:
+            self.generator.manual_seed(seed)
+
+    def _order(self) -> list[int]:
+        n_blocks = self.num_samples // self.block
+        blocks = torch.randperm(n_blocks, generator=self.generator).tolist() if self.shuffle else range(n_blocks)
+        return [b * self.block + j for b in blocks for j in range(self.block)]
+
+    def __iter__(self) -> Iterator[int]:
+        idx = self._order()
+        chunks = [idx[i : i + self.batch_size] for i in range(0, len(idx), self.batch_size)]
+        for chunk in chunks:
+            if len(chunk) != self.batch_size:
+                continue
+            for _ in range(self.repeat_count):
+                for i in chunk:
+                    for _ in range(self.mini_repeat_count):
+                        yield i
+
+    def __len__(self) -> int:
+        return (self.num_samples // self.batch_size) * self.batch_size * self.mini_repeat_count * self.repeat_count
+
+
+# Keys of GRPOTrainer._generate_and_score_completions' output and how to pad them when merging.
+_LEFT_PAD = {"prompt_ids", "prompt_mask"}
+_PAD_VALUE_PAD_TOKEN = {"prompt_ids", "completion_ids"}
+
+
+def _merge_rows(parts: list[dict[str, Any]], picks: list[tuple[int, int]], pad_token_id: int) -> dict[str, Any]:
+    """Rows ``picks`` = [(part index, row index)] of several scored batches, merged into one batch.
+
+    2-D tensors are re-padded to a common width (prompt side on the left, completion side on the
+    right), 1-D tensors concatenated. ``num_items_in_batch`` is recomputed by the caller.
+
+    Raises:
+        ValueError: a key this merge does not know how to combine (e.g. image inputs).
+    """
+    out: dict[str, Any] = {}
+    for key, first in parts[0].items():
+        if key == "num_items_in_batch":
+            continue
+        if first is None:
+            out[key] = None
+            continue
+        if not isinstance(first, torch.Tensor) or first.ndim == 0 or first.ndim > 2:
+            raise ValueError(f"dynamic sampling cannot merge the batch field {key!r}")
+        rows = [parts[p][key][r] for p, r in picks]
+        if first.ndim == 1:
+            out[key] = torch.stack(rows)
+            continue
+        width = max(t.shape[0] for t in rows)
+        value = pad_token_id if key in _PAD_VALUE_PAD_TOKEN else 0
+        padded = []
+        for t in rows:
+            fill = t.new_full((width - t.shape[0],), value)
+            padded.append(torch.cat([fill, t]) if key in _LEFT_PAD else torch.cat([t, fill]))
+        out[key] = torch.stack(padded)
+    return out
+
+
+class JudgeGRPOTrainer(GRPOTrainer):
+    """``trl.GRPOTrainer`` with pair-block batching and DAPO dynamic sampling.
+
+    Args:
+        block: Rows per block kept together by :class:`PairBlockRepeatSampler` (2 = both orders
+            of a pair; 1 = plain TRL behaviour).
+        dynamic_sampling: After scoring a generation batch, drop the groups (the
+            ``num_generations`` completions of one prompt) whose total rewards are all equal, then
+            generate and score further batches of fresh prompts — drawn from the training set
+            in block-shuffled order, independent of the main sampler — keeping their informative
+            groups, until the batch is full again or ``max_sampling_rounds`` extra batches were
+            tried. If it is still not full, the first dropped groups fill the remaining places
+            (their advantage is 0, so they add nothing to the gradient but keep the batch shape).
+            Logged per step: ``dapo/informative_group_frac`` (of the first batch) and
+            ``dapo/sampling_rounds``. Under several processes the decision to refill is taken from
+            the all-process reward matrix, so every process makes the same number of calls.
+        max_sampling_rounds: Extra generation batches allowed per step.
+        **kwargs: Everything ``GRPOTrainer`` takes (``rollout_func`` included).
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        block: int = 2,
+        dynamic_sampling: bool = False,
+        max_sampling_rounds: int = 2,
+        **kwargs: Any,
+    ) -> None:
+        self.block = block
+        self.dynamic_sampling = dynamic_sampling
+        self.max_sampling_rounds = max_sampling_rounds
+        self._last_rewards_per_func: torch.Tensor | None = None
+        self._refill_iter: Iterator[int] | None = None
+        super().__init__(*args, **kwargs)
+
+    # -- batching -------------------------------------------------------------------------
+    def _get_train_sampler(self, dataset: Any = None) -> Sampler:
+        if dataset is None:
+            dataset = self.train_dataset
+        return PairBlockRepeatSampler(
+            data_source=dataset,
+            mini_repeat_count=self.num_generations,
+            batch_size=self.args.generation_batch_size // self.num_generations,
+            repeat_count=self.num_iterations * self.args.steps_per_generation,
+            shuffle=self.shuffle_dataset,
+            seed=self.args.seed,
+            block=self.block,
+        )
+
+    # -- dynamic sampling -----------------------------------------------------------------
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):  # type: ignore[override]
+        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        self._last_rewards_per_func = rewards
+        return rewards
+
+    def _group_informative(self) -> tuple[torch.Tensor, int]:
+        """(local per-group "rewards not all equal" flags, global count of informative groups)."""
+        rpf = self._last_rewards_per_func
+        if rpf is None:
+            raise RuntimeError("dynamic sampling: no rewards were computed for the last batch")
+        g = self.num_generations
+        total = (rpf * self.reward_weights.to(rpf.device).unsqueeze(0)).nansum(dim=1).view(-1, g)
+        informative = (total.max(dim=1).values - total.min(dim=1).values) > 1e-6
+        n_local = informative.numel() // self.accelerator.num_processes
+        i = self.accelerator.process_index
+        return informative[i * n_local : (i + 1) * n_local].cpu(), int(informative.sum())
+
+    def _refill_inputs(self, n_rows: int) -> list[dict[str, Any]]:
+        """``n_rows`` fresh per-process rows (prompts repeated ``num_generations`` times)."""
+        g = self.num_generations
+        n_prompts_global = (n_rows // g) * self.accelerator.num_processes
+        sampler = PairBlockRepeatSampler(
+            self.train_dataset, mini_repeat_count=1, batch_size=self.block, shuffle=True,
+            seed=self.args.seed + 1, block=self.block,
+        )
+        if self._refill_iter is None:
+            self._refill_iter = itertools.cycle(list(iter(sampler)))
+        idx = [next(self._refill_iter) for _ in range(n_prompts_global)]
+        per_proc = n_prompts_global // self.accelerator.num_processes
+        p = self.accelerator.process_index
+        local = idx[p * per_proc : (p + 1) * per_proc]
+        return [dict(self.train_dataset[i]) for i in local for _ in range(g)]
+
+    def _generate_and_score_completions(self, inputs):  # type: ignore[override]
+        out = super()._generate_and_score_completions(inputs)
+        if not (self.dynamic_sampling and self.model.training):
+            return out
+        g = self.num_generations
+        n_groups = len(inputs) // g
+        n_groups_global = n_groups * self.accelerator.num_processes
+        flags, n_informative = self._group_informative()
+        parts, part_flags = [out], [flags]
+        self._metrics["train"]["dapo/informative_group_frac"].append(n_informative / max(n_groups_global, 1))
+        rounds = 0
+        while n_informative < n_groups_global and rounds < self.max_sampling_rounds:
+            rounds += 1
+            more = super()._generate_and_score_completions(self._refill_inputs(len(inputs)))
+            f, n = self._group_informative()
+            parts.append(more)
+            part_flags.append(f)
+            n_informative += n
+        self._metrics["train"]["dapo/sampling_rounds"].append(float(rounds))
+        if rounds == 0:
+            return out
+        chosen_groups = [(p, k) for p, fl in enumerate(part_flags) for k in range(len(fl)) if fl[k]]
+        fillers = [(0, k) for k in range(len(part_flags[0])) if not part_flags[0][k]]
+        chosen_groups = (chosen_groups + fillers)[:n_groups]
+        chosen_groups.sort()
+        picks = [(p, k * g + j) for p, k in chosen_groups for j in range(g)]
+        merged = _merge_rows(parts, picks, self._tokenizer.pad_token_id)
+        loss_mask = merged["completion_mask"]
+        if merged.get("tool_mask") is not None:
+            loss_mask = loss_mask * merged["tool_mask"]
+        merged["num_items_in_batch"] = self.accelerator.gather(loss_mask.sum()).sum()
+        return merged

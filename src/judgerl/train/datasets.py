@@ -1,0 +1,119 @@
+"""Turn preference pairs into GRPO prompt rows (position-agnostic batching, pointwise splits).
+
+Every task writes rows in *blocks of two* that must be generated in the same batch:
+
+* ``pairwise`` / ``tir``: (x, chosen, rejected) with ``order=0, label="A"`` then
+  (x, rejected, chosen) with ``order=1, label="B"`` — J1's position-agnostic batching;
+* ``pointwise``: (x, chosen) with ``role="chosen"`` then (x, rejected) with ``role="rejected"`` —
+  J1's pointwise judge trained from pairwise labels;
+* ``multitask``: the pairwise block and the pointwise block of every pair;
+* ``regression``: (x, chosen) and (x, rejected), each with its ``gold_score``.
+
+:class:`~judgerl.train.dapo.PairBlockRepeatSampler` shuffles whole blocks, never splitting one,
+so with an even number of prompts per generation batch both halves of a block always reach the
+same reward-function call.
+
+Columns of every row: ``prompt`` (chat messages), ``protocol``, ``pair_id``, ``order``, ``label``,
+``role``, ``gold_score``, ``source`` (unused fields are None).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from judgerl.types import PreferencePair
+
+BLOCK = 2  #: rows per block; generation batches must hold whole blocks
+
+
+def _row(messages: Any, protocol: str, pair: PreferencePair, **extra: Any) -> dict[str, Any]:
+    row = {
+        "prompt": [dict(m) for m in messages],
+        "protocol": protocol,
+        "pair_id": pair.id,
+        "order": None,
+        "label": None,
+        "role": None,
+        "gold_score": None,
+        "source": pair.source,
+    }
+    row.update(extra)
+    return row
+
+
+def gold_scores(pair: PreferencePair, score_min: float, score_max: float) -> tuple[float, float]:
+    """Gold pointwise scores of (chosen, rejected) for the regression task.
+
+    Uses ``pair.chosen_score`` / ``pair.rejected_score`` when both are set (clipped to the scale);
+    otherwise — verifiable pairs, whose chosen answer is correct and rejected answer wrong — the
+    chosen response gets ``score_max`` and the rejected one ``score_min`` (e.g. 9 / 0 on 0–9).
+    """
+    if pair.chosen_score is not None and pair.rejected_score is not None:
+        clip = lambda s: float(min(max(s, score_min), score_max))  # noqa: E731
+        return clip(pair.chosen_score), clip(pair.rejected_score)
+    return float(score_max), float(score_min)
+
+
+def build_rows(
+    pairs: Sequence[PreferencePair],
+    task: str,
+    protocol: str = "pav",
+    pointwise_protocol: str = "pos",
+    score_min: float = 0,
+    score_max: float = 10,
+) -> list[dict[str, Any]]:
+    """GRPO dataset rows for ``task`` (see module docstring), in blocks of :data:`BLOCK`.
+
+    Ties are skipped (no gold preference). Prompts are built with the judgerl protocols
+    (``tools=True`` for the ``tir`` task).
+
+    Raises:
+        ValueError: unknown task, or no usable (non-tie) pair.
+    """
+    from judgerl.protocols import get_protocol
+
+    if task not in ("pairwise", "pointwise", "multitask", "tir", "regression"):
+        raise ValueError(f"unknown task {task!r}")
+    pw = get_protocol(protocol) if task in ("pairwise", "multitask", "tir") else None
+    pt = (
+        get_protocol(pointwise_protocol, min_score=score_min, max_score=score_max)
+        if task in ("pointwise", "multitask", "regression")
+        else None
+    )
+    tools = task == "tir"
+    rows: list[dict[str, Any]] = []
+    for p in pairs:
+        if p.tie:
+            continue
+        if pw is not None:
+            rows.append(_row(pw.build(p.prompt, [p.chosen, p.rejected], tools=tools), protocol, p, order=0, label="A"))
+            rows.append(_row(pw.build(p.prompt, [p.rejected, p.chosen], tools=tools), protocol, p, order=1, label="B"))
+        if pt is not None and task != "regression":
+            rows.append(_row(pt.build(p.prompt, [p.chosen]), pointwise_protocol, p, role="chosen"))
+            rows.append(_row(pt.build(p.prompt, [p.rejected]), pointwise_protocol, p, role="rejected"))
+        if task == "regression":
+            sc, sr = gold_scores(p, score_min, score_max)
+            rows.append(_row(pt.build(p.prompt, [p.chosen]), pointwise_protocol, p, role="chosen", gold_score=sc))
+            rows.append(_row(pt.build(p.prompt, [p.rejected]), pointwise_protocol, p, role="rejected", gold_score=sr))
+    if not rows:
+        raise ValueError("no usable pairs: every pair is a tie or the list is empty")
+    return rows
+
+
+def to_dataset(rows: list[dict[str, Any]]) -> Any:
+    """A ``datasets.Dataset`` of the rows (all columns kept; None-only columns typed as strings)."""
+    from datasets import Dataset, Features, Value
+
+    features = Features(
+        {
+            "prompt": [{"role": Value("string"), "content": Value("string")}],
+            "protocol": Value("string"),
+            "pair_id": Value("string"),
+            "order": Value("int64"),
+            "label": Value("string"),
+            "role": Value("string"),
+            "gold_score": Value("float64"),
+            "source": Value("string"),
+        }
+    )
+    return Dataset.from_list(rows, features=features)

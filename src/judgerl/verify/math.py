@@ -1,0 +1,268 @@
+"""Math answer equivalence with math-verify, under a wall-clock timeout that is safe from threads.
+
+math-verify's own timeout uses ``signal.alarm`` and therefore only works in the main thread (it
+raises in worker threads; DESIGN.md also bans SIGALRM timeouts in threads). judgerl runs
+math-verify in separate worker *processes* instead: inside a worker the check runs in that
+process's main thread, where math-verify's signal timeout is valid, and the calling thread waits on
+a pipe with its own deadline. A worker that misses the deadline (e.g. stuck in sympy) is killed and
+replaced, so one pathological answer never blocks the caller or leaks CPU.
+
+The final answer of a solution is found first (:func:`extract_final_answer`: ``\\boxed{…}``,
+GSM8K's ``#### N`` and ``A: N``, "the answer is N"), then the two answers are compared with
+``math_verify.verify(parse(gold), parse(pred))``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import math
+import multiprocessing as mp
+import queue
+import re
+import threading
+from typing import Iterable
+
+logger = logging.getLogger(__name__)
+
+#: Extra seconds granted to a fresh worker's first answer (spawning + importing math-verify/sympy).
+_STARTUP_S = 60.0
+
+_BOXED = re.compile(r"\\boxed\s*\{")
+_HASHES = re.compile(r"^\s*####\s*(.+?)\s*$", re.MULTILINE)
+_A_LINE = re.compile(r"^\s*A:\s*(.+?)\s*$", re.MULTILINE)
+_ANSWER_IS = re.compile(r"(?:final answer|the answer)\s*(?:is|:)\s*\$?\s*([^\n]+?)\s*(?:\.\s*)?$", re.I | re.M)
+
+
+def _last_boxed(text: str) -> str | None:
+    """The last ``\\boxed{…}`` of ``text`` with balanced braces, as written, or None."""
+    matches = list(_BOXED.finditer(text))
+    for m in reversed(matches):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth == 0:
+            return text[m.start() : i]
+    return None
+
+
+def extract_final_answer(text: str) -> str | None:
+    """The final answer written in a solution, or None when it states none.
+
+    Looks, in order, for the last ``\\boxed{…}``, the last GSM8K ``#### N`` line, the last GSM8K
+    model-solution ``A: N`` line, and the last "the answer is N" / "final answer: N". Nothing is
+    guessed from bare numbers: a solution that never states its answer has none.
+    """
+    boxed = _last_boxed(text)
+    if boxed is not None:
+        return boxed
+    for pattern in (_HASHES, _A_LINE, _ANSWER_IS):
+        found = pattern.findall(text)
+        if found and found[-1].strip():
+            return found[-1].strip()
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# worker process side
+
+
+def _check(gold: str, pred: str, inner_timeout: int) -> bool | None:
+    """Runs inside a worker process (main thread): True/False, or None when gold does not parse."""
+    from math_verify import parse, verify
+
+    gold_parsed = parse(gold, parsing_timeout=inner_timeout)
+    if not gold_parsed:
+        return None
+    pred_parsed = parse(pred, parsing_timeout=inner_timeout)
+    if not pred_parsed:
+        return False
+    return bool(verify(gold_parsed, pred_parsed, timeout_seconds=inner_timeout))
+
+
+def _worker_main(conn, inner_timeout: int) -> None:  # pragma: no cover - runs in a child process
+    import math_verify  # noqa: F401  (import once, before the first request)
+
+    while True:
+        try:
+            req = conn.recv()
+        except EOFError:
+            return
+        if req is None:
+            return
+        gold, pred = req
+        try:
+            conn.send(("ok", _check(gold, pred, inner_timeout)))
+        except Exception as e:  # math-verify raising is an undecided check, not a crash
+            conn.send(("error", f"{type(e).__name__}: {e}"))
+
+
+class _Worker:
+    def __init__(self, ctx, inner_timeout: int) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, inner_timeout), daemon=True)
+        self.proc.start()
+        child.close()
+        self.warm = False  # True once it answered: the first answer also waits for its imports
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.join(timeout=5)
+        self.conn.close()
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except (OSError, BrokenPipeError):
+            pass
+        self.proc.join(timeout=2)
+        if self.proc.is_alive():
+            self.kill()
+        else:
+            self.conn.close()
+
+
+class MathVerifier:
+    """Thread-safe math answer equivalence with a hard wall-clock timeout per check.
+
+    Args:
+        timeout_s: Seconds one check may take (parse both answers + verify); past it the worker
+            is killed and the check returns None. The first check also waits for a worker to start
+            (importing math-verify, ~1 s), which is not counted.
+        max_workers: Worker processes (checks run in parallel up to this many calling threads).
+
+    Use as a context manager or call :meth:`close`; workers are daemons and are also stopped at
+    interpreter exit.
+    """
+
+    def __init__(self, timeout_s: float = 5.0, max_workers: int = 1) -> None:
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
+        if max_workers < 1:
+            raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+        self.timeout_s = float(timeout_s)
+        self.max_workers = max_workers
+        self._inner_timeout = max(1, math.ceil(timeout_s))
+        self._ctx = mp.get_context("spawn")  # no fork of a process that may hold threads / torch
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._n_started = 0
+        self._lock = threading.Lock()
+        self._closed = False
+        self.n_timeouts = 0
+        self.n_errors = 0
+        atexit.register(self.close)
+
+    def __enter__(self) -> "MathVerifier":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _acquire(self) -> _Worker:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("MathVerifier is closed")
+            if self._idle.empty() and self._n_started < self.max_workers:
+                self._n_started += 1
+                return _Worker(self._ctx, self._inner_timeout)
+        return self._idle.get()
+
+    def equivalent(self, gold: str, pred: str) -> bool | None:
+        """Whether answer ``pred`` equals answer ``gold`` (math-verify semantics).
+
+        Args:
+            gold: The reference answer (e.g. ``"18"``, ``"\\\\boxed{\\\\frac12}"``).
+            pred: The answer to check.
+
+        Returns:
+            True / False; None when undecided: the gold answer does not parse, the check timed
+            out, or math-verify raised (counted in ``n_timeouts`` / ``n_errors``).
+
+        Raises:
+            RuntimeError: the verifier was closed.
+        """
+        worker = self._acquire()
+        try:
+            worker.conn.send((gold, pred))
+            startup = 0.0 if worker.warm else _STARTUP_S
+            if not worker.conn.poll(self.timeout_s + startup):
+                raise TimeoutError
+            status, value = worker.conn.recv()
+            worker.warm = True
+        except (TimeoutError, EOFError, OSError) as e:
+            worker.kill()
+            with self._lock:
+                self._n_started -= 1
+                self.n_timeouts += 1
+            logger.warning("math-verify check timed out or its worker died (%s): gold=%r pred=%r",
+                           type(e).__name__, gold[:80], pred[:80])
+            return None
+        self._idle.put(worker)
+        if status == "error":
+            self.n_errors += 1
+            logger.warning("math-verify raised %s for gold=%r pred=%r", value, gold[:80], pred[:80])
+            return None
+        return value
+
+    def equivalent_many(self, pairs: Iterable[tuple[str, str]]) -> list[bool | None]:
+        """:meth:`equivalent` for each (gold, pred), using up to ``max_workers`` workers at once."""
+        items = list(pairs)
+        if self.max_workers == 1 or len(items) < 2:
+            return [self.equivalent(g, p) for g, p in items]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+            return list(pool.map(lambda gp: self.equivalent(*gp), items))
+
+    def close(self) -> None:
+        """Stop all workers. Safe to call twice."""
+        with self._lock:
+            self._closed = True
+        while True:
+            try:
+                self._idle.get_nowait().stop()
+            except queue.Empty:
+                break
+
+
+_default: MathVerifier | None = None
+_default_lock = threading.Lock()
+
+
+def default_verifier() -> MathVerifier:
+    """A process-wide :class:`MathVerifier` (5 s timeout, one worker), created on first use."""
+    global _default
+    with _default_lock:
+        if _default is None or _default._closed:
+            _default = MathVerifier()
+        return _default
+
+
+def answers_match(gold: str, pred: str, verifier: MathVerifier | None = None) -> bool | None:
+    """Whether the final answers of two solution texts are equivalent.
+
+    Both texts go through :func:`extract_final_answer` first; a ``pred`` stating no answer is
+    False, a ``gold`` stating none is None (undecided), as is a timed-out check.
+    """
+    gold_ans = extract_final_answer(gold)
+    if gold_ans is None:
+        return None
+    pred_ans = extract_final_answer(pred)
+    if pred_ans is None:
+        return False
+    return (verifier or default_verifier()).equivalent(gold_ans, pred_ans)
+
+
+def strip_calculator_annotations(text: str) -> str:
+    """Remove GSM8K calculator annotations ``<<48/2=24>>`` from a solution."""
+    return re.sub(r"<<[^<>]*>>", "", text)
+
+
+__all__ = [
+    "MathVerifier",
+    "answers_match",
+    "default_verifier",
+    "extract_final_answer",
+    "strip_calculator_annotations",
+]

@@ -1,0 +1,86 @@
+"""`judgerl eval` through judgerl.cli.main.main with a scripted model (fast)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from judgerl.cli.main import main
+from judgerl.data import write_pairs_jsonl
+from judgerl.eval import read_judgments
+from judgerl.types import PreferencePair
+
+
+@pytest.fixture()
+def always_a_model(tmp_path: Path) -> str:
+    path = tmp_path / "outputs.jsonl"
+    path.write_text(json.dumps("<think>A looks fine</think><verdict>A</verdict>") + "\n"
+                    + json.dumps({"text": "<think>A again</think>\n<verdict>A</verdict>"}) + "\n")
+    return f"scripted/{path}"
+
+
+def test_eval_cli_on_llmbar_writes_three_files_and_resumes(tmp_path, shared_data, always_a_model, capsys):
+    out = tmp_path / "run"
+    argv = ["eval", "--model", always_a_model, "--data", str(shared_data / "llmbar" / "natural.json"),
+            "--protocol", "pav", "--limit", "5", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    assert "accuracy 50.0%" in capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ("n_pairs", "accuracy", "position_consistent_accuracy", "flip_rate", "tie_rate", "invalid_rate",
+                "by_source"):
+        assert key in summary
+    # an always-"A" judge: right in exactly one order of every pair
+    assert summary["n_pairs"] == 5 and summary["accuracy"] == 0.5
+    assert summary["position_consistent_accuracy"] == 0.0 and summary["flip_rate"] == 1.0
+    assert summary["by_source"]["llmbar/natural"]["n_pairs"] == 5
+    assert summary["info"]["format"] == "llmbar"
+    recs = read_judgments(out / "judgments.jsonl")
+    assert len(recs) == 10 and all("raw_output" in r for r in recs)
+    report = (out / "report.md").read_text()
+    assert "accuracy_by_source.png" in report and (out / "accuracy_by_source.png").stat().st_size > 1000
+
+    # same command again: resumes, nothing new; changing --samples is refused
+    assert main(argv) == 0
+    assert len(read_judgments(out / "judgments.jsonl")) == 10
+    assert json.loads((out / "summary.json").read_text())["timing"]["judgments_this_run"] == 0
+    assert main([*argv, "--samples", "3"]) == 2
+    assert "different configuration" in capsys.readouterr().err
+    assert main([*argv, "--samples", "3", "--overwrite"]) == 0
+    assert len(read_judgments(out / "judgments.jsonl")) == 30
+
+
+def test_eval_cli_pointwise_with_gold_scores(tmp_path):
+    pairs = [PreferencePair(id=f"p{i}", prompt=f"q{i}", chosen=f"good {i}", rejected=f"bad {i}", source="toy",
+                            chosen_score=8.0, rejected_score=float(i % 3)) for i in range(4)]
+    data = tmp_path / "pairs.jsonl"
+    write_pairs_jsonl(pairs, data)
+    model = tmp_path / "outs.jsonl"
+    model.write_text("\n".join(json.dumps(f"<think>hm</think><score>{s}</score>") for s in (9, 2, 7, 1)) + "\n")
+    out = tmp_path / "run"
+    rc = main(["eval", "--model", f"scripted/{model}", "--data", str(data), "--protocol", "PoS",
+               "--protocol-arg", "max_score=9", "--out", str(out), "--no-progress"])
+    assert rc == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["kind"] == "pointwise" and summary["flip_rate"] is None
+    assert summary["config"]["protocol"]["max_score"] == 9
+    assert summary["n_scored_responses"] == 8
+    assert summary["krippendorff_alpha"] is not None and -1.0 <= summary["krippendorff_alpha"] <= 1.0
+    assert "Agreement with gold scores" in (out / "report.md").read_text()
+
+
+def test_eval_cli_errors(tmp_path, always_a_model, capsys):
+    missing = tmp_path / "nope.json"
+    assert main(["eval", "--model", always_a_model, "--data", str(missing), "--out", str(tmp_path / "o"),
+                 "--no-progress"]) == 2
+    assert "nope.json" in capsys.readouterr().err
+    data = tmp_path / "pairs.jsonl"
+    write_pairs_jsonl([PreferencePair(id="a", prompt="q", chosen="x", rejected="y")], data)
+    rc = main(["eval", "--model", always_a_model, "--data", str(data), "--protocol", "nosuch",
+               "--out", str(tmp_path / "o")])
+    assert rc == 2
+    assert "unknown judge protocol" in capsys.readouterr().err
+    rc = main(["eval", "--model", always_a_model, "--data", str(data), "--protocol-arg", "oops",
+               "--out", str(tmp_path / "o")])
+    assert rc == 2
