@@ -21,14 +21,16 @@ import argparse
 from judgerl.serve.client import remote_reward
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
+    """Train ``--steps`` GRPO steps; returns the trainer's final log entry (includes the judge reward)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default="http://127.0.0.1:8000", help="judgerl reward server")
     ap.add_argument("--policy", required=True, help="policy model directory (a causal LM)")
     ap.add_argument("--out", default="grpo-remote-judge", help="output directory")
     ap.add_argument("--steps", type=int, default=2)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
+    import torch
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
@@ -49,10 +51,12 @@ def main() -> None:
         max_completion_length=32,
         logging_steps=1,
         report_to=[],
-        use_cpu=True,
+        bf16=torch.cuda.is_available(),  # TRL defaults to bf16, which CPUs refuse
+        save_strategy="no",
     )
     trainer = GRPOTrainer(model=args.policy, reward_funcs=[reward], args=config, train_dataset=dataset)
     trainer.train()
+    return trainer.state.log_history[-1] if trainer.state.log_history else {}
 
 
 if __name__ == "__main__":

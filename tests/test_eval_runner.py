@@ -305,3 +305,15 @@ def test_bad_arguments(tmp_path):
         run_eval(ScriptedBackend(always_a), get_protocol("pav"), [], tmp_path)
     with pytest.raises(ValueError, match="batch_size"):
         run_eval(ScriptedBackend(always_a), get_protocol("pav"), make_pairs(1), tmp_path, batch_size=0)
+
+
+def test_last_record_without_newline_is_kept_and_appending_stays_line_based(tmp_path):
+    proto = get_protocol("pav")
+    run_eval(ScriptedBackend(oracle_judge), proto, make_pairs(2), tmp_path, params=PARAMS, progress=False)
+    jpath = tmp_path / "judgments.jsonl"
+    jpath.write_text(jpath.read_text().rstrip("\n"))
+    backend = ScriptedBackend(oracle_judge)
+    run_eval(backend, proto, make_pairs(3), tmp_path, params=PARAMS, progress=False)
+    assert sum(len(c) for c in backend.calls) == 2
+    ks = keys(jpath)
+    assert len(ks) == len(set(ks)) == 6

@@ -126,7 +126,13 @@ def test_registry_names_aliases_and_kinds() -> None:
     assert get_protocol("pos", min_score=0, max_score=9) == PoS(0, 9)
     assert set(ALIASES.values()) <= set(PROTOCOLS)
     kinds = {n: get_protocol(n).kind for n in PROTOCOLS}
-    assert kinds == {"pav": "pairwise", "pas": "pairwise", "pavs": "pairwise", "pos": "pointwise", "listwise": "listwise"}
+    assert kinds == {
+        "pav": "pairwise",
+        "pas": "pairwise",
+        "pavs": "pairwise",
+        "pos": "pointwise",
+        "listwise": "listwise",
+    }
     for n, cls in PROTOCOLS.items():
         assert cls.name == n
 

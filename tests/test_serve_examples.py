@@ -170,3 +170,15 @@ def test_server_thread_reports_port_in_use():
         server = ServerThread(create_app(ScriptedBackend(["x"]), "pav"), port=port, startup_timeout_s=5)
         with pytest.raises(RuntimeError, match="did not start"):
             server.start()
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_trl_grpo_example_trains_against_the_server(pointwise_server, embedded_model_dir, tmp_path):
+    """One GRPO step of the embedded model as policy, rewarded by the (scripted) judge server."""
+    trl_example = load_example("trl_remote_reward")
+    before = pointwise_server.server.config.app  # the app object; its service counts requests
+    log = trl_example.main(["--url", pointwise_server.url, "--policy", str(embedded_model_dir),
+                            "--out", str(tmp_path / "grpo"), "--steps", "1"])
+    assert "train_loss" in log or "loss" in log
+    assert before.state.service.counts["rewards"] >= 1

@@ -75,7 +75,7 @@ def serve_command(
     try:
         backend = load_backend(model, **kwargs)
         app = create_app(backend, proto, params=params, config=config)
-    except (ValueError, ImportError) as e:
+    except (ValueError, ImportError, FileNotFoundError) as e:
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(2) from e
     typer.echo(f"judgerl serve: {backend.name} with protocol {proto.name} on http://{host}:{port}", err=True)

@@ -182,6 +182,10 @@ def read_judgments(path: Path) -> list[dict[str, Any]]:
                 raise ValueError(f"{path}:{lineno}: corrupt judgment record ({e}); fix or delete the line") from e
             records.append(rec)
         offset = end
+    else:
+        if data and not data.endswith(b"\n"):  # a complete last record whose newline was not written
+            with open(path, "ab") as f:
+                f.write(b"\n")
     return records
 
 
@@ -403,7 +407,9 @@ def run_eval(
         resume: Continue a previous run in ``out_dir`` (same configuration required). False discards
             previous outputs in ``out_dir`` and starts over.
         progress: Show a progress bar (pairs done, rate, time left) on stderr.
-        batch_size: Judgment samples per ``backend.generate`` call.
+        batch_size: Judgment samples per ``backend.generate`` call, which is also the unit written
+            durably (what an interrupted run can lose). 16 matches the hf backend's own batch on CPU;
+            raise it for GPU backends (vllm, openai-compatible servers).
         save_messages: Also store the full prompt messages in every record (the hash is always stored).
         n_bootstrap: Bootstrap resamples for the 95% confidence intervals.
         info: Extra JSON-serialisable context stored in run.json (data path, limit, …); not compared

@@ -56,8 +56,11 @@ _TASK = (
 
 
 class _Pairwise(TaggedProtocol):
+    """Shared prompt building of the pairwise protocols (subclasses give the answer format)."""
+
     kind: ClassVar[str] = "pairwise"
     n_responses: ClassVar[int | None] = 2
+
     @abstractmethod
     def _answer(self) -> str:
         """The final-answer instruction of the system message."""

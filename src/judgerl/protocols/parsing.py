@@ -24,6 +24,7 @@ Invalid reasons used by judgerl protocols are listed in :data:`INVALID_REASONS`.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -156,6 +157,13 @@ class TagMatch:
     closed: bool
 
 
+@functools.lru_cache(maxsize=64)
+def _tag_token_re(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Regex matching ``<name>`` / ``</name>`` for lower-case ``names`` (group 1: "/", group 2: name)."""
+    alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"<\s*(/?)\s*({alts})\s*>", re.IGNORECASE)
+
+
 def find_tags(region: str, names: Sequence[str]) -> list[TagMatch]:
     """Find every ``<name>…</name>`` (any of ``names``) in ``region``, in order of appearance.
 
@@ -174,9 +182,7 @@ def find_tags(region: str, names: Sequence[str]) -> list[TagMatch]:
     if not names:
         raise ValueError("find_tags needs at least one tag name")
     canon = {n.lower(): n for n in names}
-    alts = "|".join(re.escape(n) for n in sorted(canon, key=len, reverse=True))
-    token_re = re.compile(rf"<\s*(/?)\s*({alts})\s*>", re.IGNORECASE)
-    tokens = list(token_re.finditer(region))
+    tokens = list(_tag_token_re(tuple(sorted(canon))).finditer(region))
     found: list[TagMatch] = []
     for i, tok in enumerate(tokens):
         if tok.group(1):  # a closing tag: consumed by its opening tag or stray

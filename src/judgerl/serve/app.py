@@ -182,8 +182,6 @@ class JudgeService:
             completions: list[Completion] = await self.batcher.submit(flat)
         except ServerBusy as e:
             raise ApiError(503, f"server busy: {e}") from e
-        except ApiError:
-            raise
         except Exception as e:  # backend failure: reported, server keeps serving
             raise ApiError(500, f"generation failed: {type(e).__name__}: {e}") from e
         out = []

@@ -60,7 +60,8 @@ class MicroBatcher:
     Raises:
         ValueError: a bad size or time argument.
 
-    Use :meth:`start` / :meth:`stop` from the event loop that calls :meth:`submit`.
+    Use :meth:`start` / :meth:`stop` from the event loop that calls :meth:`submit`; :meth:`submit`
+    starts the worker itself when needed (e.g. in a mounted sub-app, whose lifespan never runs).
     """
 
     def __init__(
@@ -81,13 +82,14 @@ class MicroBatcher:
         self.max_wait_s = max_wait_ms / 1000.0
         self.max_pending = max_pending
         self.stats = BatchStats()
-        self._queue: asyncio.Queue[tuple[Messages, asyncio.Future[Completion]]] | None = None
+        # Re-created by start(): a queue belongs to the event loop that first uses it.
+        self._queue: asyncio.Queue[tuple[Messages, asyncio.Future[Completion]]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
 
     @property
     def pending(self) -> int:
         """Prompts waiting for a batch (not counting the one generating now)."""
-        return self._queue.qsize() if self._queue is not None else 0
+        return self._queue.qsize()
 
     async def start(self) -> None:
         """Start the worker task on the running loop (idempotent)."""
@@ -105,7 +107,6 @@ class MicroBatcher:
         except asyncio.CancelledError:
             pass
         self._task = None
-        assert self._queue is not None
         while not self._queue.empty():
             _, fut = self._queue.get_nowait()
             if not fut.done():
@@ -116,11 +117,10 @@ class MicroBatcher:
 
         Raises:
             ServerBusy: more than ``max_pending`` prompts would be waiting.
-            RuntimeError: the batcher is not started.
             Exception: whatever ``generate`` raised for the batch these prompts were in.
         """
-        if self._queue is None or self._task is None:
-            raise RuntimeError("MicroBatcher.submit called before start()")
+        if self._task is None:
+            await self.start()
         if self._queue.qsize() + len(prompts) > self.max_pending:
             raise ServerBusy(
                 f"{self._queue.qsize()} prompts already queued; limit is {self.max_pending}"
@@ -132,7 +132,6 @@ class MicroBatcher:
         return list(await asyncio.gather(*futures))
 
     async def _collect(self) -> list[tuple[Messages, asyncio.Future[Completion]]]:
-        assert self._queue is not None
         batch = [await self._queue.get()]
         deadline = time.monotonic() + self.max_wait_s
         while len(batch) < self.max_batch_size:

@@ -10,6 +10,7 @@ from judgerl.tools.sandbox import (
     bwrap_available,
     get_sandbox,
 )
+from judgerl.tools.tir import run_tool_loop
 
 __all__ = [
     "ExecResult",
@@ -20,4 +21,5 @@ __all__ = [
     "SandboxUnavailableError",
     "bwrap_available",
     "get_sandbox",
+    "run_tool_loop",
 ]

@@ -153,16 +153,15 @@ def format_observation(result: Any, max_chars: int = 1024) -> tuple[str, bool]:
     Returns:
         ``(text, is_error)``. On success: stdout (``"(no output)"`` when empty). On failure: the
         stdout written before the failure, then only the **last line** of the error output
-        (TIR-Judge: "error messages are truncated to their last line"); a timeout reads
-        ``TimeoutError: execution timed out``.
+        (TIR-Judge: "error messages are truncated to their last line"); when stderr is empty, a
+        timeout reads ``TimeoutError: execution timed out`` and another failure names the exit code.
     """
     stdout = (result.stdout or "").rstrip("\n")
     if result.ok:
         return (cap_text(stdout, max_chars) if stdout else "(no output)"), False
-    if result.timed_out:
-        err = "TimeoutError: execution timed out"
-    else:
-        err = last_line(result.stderr or "") or f"Error: exited with code {result.exit_code}"
+    err = last_line(result.stderr or "")
+    if not err:
+        err = "TimeoutError: execution timed out" if result.timed_out else f"Error: exit code {result.exit_code}"
     parts = [cap_text(stdout, max_chars)] if stdout else []
     parts.append(err)
     return "\n".join(parts), True

@@ -45,6 +45,7 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
@@ -336,12 +337,15 @@ class _Worker:
         self._log = tempfile.TemporaryFile(prefix="judgerl-sandbox-worker-")
         argv = self._argv_prefix + [json.dumps(self._cfg)]
         try:
-            self.proc = subprocess.Popen(
+            # bwrap --die-with-parent uses PR_SET_PDEATHSIG, which fires when the *thread* that
+            # spawned it exits: spawn from one long-lived thread, not the caller's (maybe a pool's).
+            self.proc = _spawner().submit(
+                subprocess.Popen,
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
                 env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"},  # no host secrets, ever
                 cwd=self._cfg["tmp_root"] if self._cfg["guard"] else "/",
                 start_new_session=True, close_fds=True,
-            )
+            ).result()
         except OSError as exc:
             raise SandboxError(f"cannot start sandbox worker {argv[0]!r}: {exc}") from exc
         try:
@@ -407,6 +411,8 @@ class _Worker:
             self.kill()
             return ExecResult("", "SandboxError: the sandbox worker died during the run "
                               "(restarted)", -signal.SIGKILL, False, False, 0.0)
+        if header.get("recycle"):
+            self.kill()  # the worker exits after this reply; the next run starts a fresh one
         stderr = err.decode("utf-8", errors="replace")
         if header["note"]:
             stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + header["note"] + "\n"
@@ -426,6 +432,12 @@ class _Worker:
         data = memoryview(_HDR.pack(len(raw)) + raw)
         while data:
             data = data[os.write(fd, data):]
+
+
+@functools.lru_cache(maxsize=1)
+def _spawner() -> ThreadPoolExecutor:
+    """The process-lifetime thread that starts every worker (see ``_Worker.start``)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgerl-sandbox-spawner")
 
 
 def _kill_uid(uid: int, gid: int) -> None:

@@ -15,11 +15,14 @@ GSM8K's ``#### N`` and ``A: N``, "the answer is N"), then the two answers are co
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import math
-import multiprocessing as mp
 import queue
 import re
+import select
+import subprocess
+import sys
 import threading
 from typing import Iterable
 
@@ -65,62 +68,50 @@ def extract_final_answer(text: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# worker process side
-
-
-def _check(gold: str, pred: str, inner_timeout: int) -> bool | None:
-    """Runs inside a worker process (main thread): True/False, or None when gold does not parse."""
-    from math_verify import parse, verify
-
-    gold_parsed = parse(gold, parsing_timeout=inner_timeout)
-    if not gold_parsed:
-        return None
-    pred_parsed = parse(pred, parsing_timeout=inner_timeout)
-    if not pred_parsed:
-        return False
-    return bool(verify(gold_parsed, pred_parsed, timeout_seconds=inner_timeout))
-
-
-def _worker_main(conn, inner_timeout: int) -> None:  # pragma: no cover - runs in a child process
-    import math_verify  # noqa: F401  (import once, before the first request)
-
-    while True:
-        try:
-            req = conn.recv()
-        except EOFError:
-            return
-        if req is None:
-            return
-        gold, pred = req
-        try:
-            conn.send(("ok", _check(gold, pred, inner_timeout)))
-        except Exception as e:  # math-verify raising is an undecided check, not a crash
-            conn.send(("error", f"{type(e).__name__}: {e}"))
+# worker processes: `python -m judgerl.verify._mathworker` speaking JSON lines over pipes.
+# A plain subprocess (not multiprocessing) never re-imports the caller's __main__ module.
 
 
 class _Worker:
-    def __init__(self, ctx, inner_timeout: int) -> None:
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, inner_timeout), daemon=True)
-        self.proc.start()
-        child.close()
+    def __init__(self, inner_timeout: int) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "judgerl.verify._mathworker", str(inner_timeout)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        )
         self.warm = False  # True once it answered: the first answer also waits for its imports
+
+    def ask(self, gold: str, pred: str, timeout_s: float) -> dict:
+        """Send one request and wait at most ``timeout_s`` for the reply line.
+
+        Raises:
+            TimeoutError: no reply in time. EOFError: the worker died.
+        """
+        stdin, stdout = self.proc.stdin, self.proc.stdout  # both PIPE, never None
+        stdin.write(json.dumps({"gold": gold, "pred": pred}) + "\n")  # type: ignore[union-attr]
+        stdin.flush()  # type: ignore[union-attr]
+        ready, _, _ = select.select([stdout], [], [], timeout_s)
+        if not ready:
+            raise TimeoutError(f"no answer within {timeout_s:.1f} s")
+        line = stdout.readline()  # type: ignore[union-attr]
+        if not line:
+            raise EOFError("math-verify worker exited")
+        self.warm = True
+        return json.loads(line)
 
     def kill(self) -> None:
         self.proc.kill()
-        self.proc.join(timeout=5)
-        self.conn.close()
+        self.proc.wait(timeout=5)
 
     def stop(self) -> None:
         try:
-            self.conn.send(None)
-        except (OSError, BrokenPipeError):
-            pass
-        self.proc.join(timeout=2)
-        if self.proc.is_alive():
+            self.proc.stdin.close()  # type: ignore[union-attr]
+            self.proc.wait(timeout=2)
+        except (OSError, subprocess.TimeoutExpired):
             self.kill()
-        else:
-            self.conn.close()
 
 
 class MathVerifier:
@@ -144,7 +135,6 @@ class MathVerifier:
         self.timeout_s = float(timeout_s)
         self.max_workers = max_workers
         self._inner_timeout = max(1, math.ceil(timeout_s))
-        self._ctx = mp.get_context("spawn")  # no fork of a process that may hold threads / torch
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._n_started = 0
         self._lock = threading.Lock()
@@ -165,7 +155,7 @@ class MathVerifier:
                 raise RuntimeError("MathVerifier is closed")
             if self._idle.empty() and self._n_started < self.max_workers:
                 self._n_started += 1
-                return _Worker(self._ctx, self._inner_timeout)
+                return _Worker(self._inner_timeout)
         return self._idle.get()
 
     def equivalent(self, gold: str, pred: str) -> bool | None:
@@ -184,13 +174,8 @@ class MathVerifier:
         """
         worker = self._acquire()
         try:
-            worker.conn.send((gold, pred))
-            startup = 0.0 if worker.warm else _STARTUP_S
-            if not worker.conn.poll(self.timeout_s + startup):
-                raise TimeoutError
-            status, value = worker.conn.recv()
-            worker.warm = True
-        except (TimeoutError, EOFError, OSError) as e:
+            reply = worker.ask(gold, pred, self.timeout_s + (0.0 if worker.warm else _STARTUP_S))
+        except (TimeoutError, EOFError, OSError, ValueError) as e:
             worker.kill()
             with self._lock:
                 self._n_started -= 1
@@ -199,11 +184,12 @@ class MathVerifier:
                            type(e).__name__, gold[:80], pred[:80])
             return None
         self._idle.put(worker)
-        if status == "error":
-            self.n_errors += 1
-            logger.warning("math-verify raised %s for gold=%r pred=%r", value, gold[:80], pred[:80])
+        if "error" in reply:
+            with self._lock:
+                self.n_errors += 1
+            logger.warning("math-verify raised %s for gold=%r pred=%r", reply["error"], gold[:80], pred[:80])
             return None
-        return value
+        return reply["ok"]
 
     def equivalent_many(self, pairs: Iterable[tuple[str, str]]) -> list[bool | None]:
         """:meth:`equivalent` for each (gold, pred), using up to ``max_workers`` workers at once."""

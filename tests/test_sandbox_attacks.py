@@ -1,0 +1,623 @@
+"""Attack suite: hostile code must be contained by both sandbox kinds (bwrap and fallback).
+
+Every test runs hostile code, checks that the attack failed and left no trace on the host, and the
+``host_ok`` fixture then checks the host is unharmed (sentinel file intact, a canary process alive)
+and that a trivial next execution still works.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from judgerl.tools import ExecResult, Sandbox, bwrap_available, get_sandbox
+
+REPO = Path(__file__).resolve().parents[1]
+KINDS = ["bwrap", "fallback"]
+LIMITS = dict(timeout_s=5.0, cpu_time_s=5, memory_bytes=256 * 1024 * 1024, output_bytes=4096,
+              max_processes=16, max_open_files=64, file_bytes=8 * 1024 * 1024,
+              disk_bytes=32 * 1024 * 1024)
+SECRET = "judgerl-secret-" + uuid.uuid4().hex
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def kind(request: pytest.FixtureRequest) -> str:
+    if request.param == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap is not usable here (apt-get install bubblewrap)")
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def host_state(tmp_path_factory: pytest.TempPathFactory):
+    """A sentinel file, a secret file and an open secret fd on the host, plus a canary process."""
+    base = tmp_path_factory.mktemp("host")
+    sentinel = base / "sentinel.txt"
+    sentinel.write_text("intact")
+    secret_file = base / "secret.txt"
+    secret_file.write_text(SECRET)
+    secret_fd = os.open(secret_file, os.O_RDONLY)
+    os.set_inheritable(secret_fd, True)  # even an inheritable fd must not reach the sandbox
+    canary = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    old = os.environ.get("JUDGERL_TEST_SECRET")
+    os.environ["JUDGERL_TEST_SECRET"] = SECRET  # set before any sandbox worker starts
+    yield {"sentinel": sentinel, "secret_file": secret_file, "secret_fd": secret_fd,
+           "canary": canary, "base": base}
+    canary.kill()
+    canary.wait()
+    os.close(secret_fd)
+    if old is None:
+        os.environ.pop("JUDGERL_TEST_SECRET", None)
+    else:
+        os.environ["JUDGERL_TEST_SECRET"] = old
+
+
+@pytest.fixture(scope="module")
+def sb(kind: str, host_state) -> Sandbox:
+    with get_sandbox(kind, pool_size=2, **LIMITS) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture()
+def host_ok(sb: Sandbox, host_state):
+    """After the test: the host is unharmed and the sandbox still serves trivial code."""
+    yield
+    assert host_state["sentinel"].read_text() == "intact"
+    assert host_state["canary"].poll() is None, "the canary process on the host was killed"
+    for _ in range(sb.pool_size):  # touch every warm worker
+        r = sb.run("print('still ok')")
+        assert r.ok and r.stdout == "still ok\n", r
+
+
+def run(sb: Sandbox, code: str, **kw) -> ExecResult:
+    return sb.run(textwrap.dedent(code), **kw)
+
+
+def _marker() -> str:
+    return f"judgerl_pwned_{uuid.uuid4().hex}"
+
+
+# --------------------------------------------------------------------------- filesystem writes
+@pytest.mark.parametrize(
+    "target",
+    [
+        pytest.param(lambda: REPO / _marker(), id="repo"),
+        pytest.param(lambda: Path("/tmp") / _marker(), id="host-tmp"),
+        pytest.param(lambda: Path.home() / _marker(), id="home"),
+        pytest.param(lambda: Path("/work") / _marker(), id="work"),
+    ],
+)
+def test_write_outside_private_dir(sb: Sandbox, host_ok, target) -> None:
+    path = target()
+    r = run(sb, f"""
+        with open({str(path)!r}, "w") as f:
+            f.write("pwned")
+        print("WROTE")
+    """)
+    assert not r.ok and "WROTE" not in r.stdout
+    assert not path.exists()
+
+
+def test_write_into_sentinel_and_delete_it(sb: Sandbox, host_ok, host_state) -> None:
+    sentinel = str(host_state["sentinel"])
+    r = run(sb, f"""
+        import os
+        try:
+            open({sentinel!r}, "w").write("pwned")
+        except OSError as e:
+            print("write failed", type(e).__name__)
+        try:
+            os.remove({sentinel!r})
+        except OSError as e:
+            print("remove failed", type(e).__name__)
+    """)
+    assert r.stdout.count("failed") == 2, r
+
+
+def test_huge_file_write_hits_file_size_limit(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        with open("big.bin", "wb") as f:
+            f.write(b"x" * (9 * 1024 * 1024))
+        print("WROTE")
+    """)
+    assert not r.ok and "WROTE" not in r.stdout
+    assert "File too large" in r.stderr or "No space left" in r.stderr, r.stderr
+
+
+def test_disk_fill_is_bounded_and_wiped(sb: Sandbox, host_ok, kind: str) -> None:
+    r = run(sb, """
+        n = 0
+        try:
+            for i in range(6):
+                with open(f"f{i}.bin", "wb") as f:
+                    f.write(b"x" * (7 * 1024 * 1024))
+                n += 1
+        except OSError as e:
+            print("stopped", e.errno)
+        print("files", n)
+    """)
+    if kind == "bwrap":  # 32 MiB tmpfs: the 5th 7 MiB file cannot fit
+        assert "stopped" in r.stdout and "files 6" not in r.stdout, r
+    nxt = run(sb, "import os; print(sorted(os.listdir('.')))")
+    assert nxt.stdout == "[]\n", nxt
+
+
+# --------------------------------------------------------------------------- reading secrets
+@pytest.mark.parametrize(
+    "path",
+    ["/etc/shadow", "/etc/passwd", "/root/.bashrc", str(REPO / "pyproject.toml"),
+     "/proc/1/environ"],
+    ids=["shadow", "passwd", "root-home", "repo", "proc1-environ"],
+)
+def test_read_host_files(sb: Sandbox, host_ok, path: str) -> None:
+    r = run(sb, f"print(open({path!r}, 'rb').read()[:200])")
+    assert not r.ok and r.stdout == "", r
+
+
+def test_read_secret_file_by_absolute_path(sb: Sandbox, host_ok, host_state) -> None:
+    r = run(sb, f"print(open({str(host_state['secret_file'])!r}).read())")
+    assert SECRET not in r.stdout + r.stderr and not r.ok
+
+
+def test_list_root_and_home_dirs(sb: Sandbox, host_ok) -> None:
+    host_root = set(os.listdir("/root"))
+    r = run(sb, """
+        import os
+        for d in ("/root", "/home", "/work"):
+            try:
+                print(d, sorted(os.listdir(d)))
+            except OSError as e:
+                print(d, "denied", type(e).__name__)
+    """)
+    shown = {name for name in host_root if f"'{name}'" in r.stdout}
+    assert shown <= {".pyenv"}, f"host /root entries visible: {shown}"  # bwrap: only the python mount point
+    assert "'main'" not in r.stdout and "'shared'" not in r.stdout
+
+
+def test_host_environment_not_visible(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import os
+        print(dict(os.environ))
+        for p in ("/proc/self/environ", "/proc/1/environ", "/proc/2/environ"):
+            try:
+                print(open(p, "rb").read())
+            except OSError as e:
+                print(p, type(e).__name__)
+    """)
+    assert SECRET not in r.stdout + r.stderr
+    assert "JUDGERL_TEST_SECRET" not in r.stdout
+
+
+def test_proc_of_host_processes(sb: Sandbox, host_ok, host_state) -> None:
+    pids = [os.getpid(), os.getppid(), host_state["canary"].pid]
+    r = run(sb, f"""
+        import os
+        for pid in {pids!r}:
+            for what in ("environ", "cmdline", "status", "maps"):
+                try:
+                    print(pid, what, open(f"/proc/{{pid}}/{{what}}", "rb").read()[:2000])
+                except OSError as e:
+                    print(pid, what, type(e).__name__)
+            try:
+                print(pid, "fds", os.listdir(f"/proc/{{pid}}/fd"))
+            except OSError as e:
+                print(pid, "fds", type(e).__name__)
+    """)
+    out = r.stdout + r.stderr
+    assert SECRET not in out
+    assert "pytest" not in out and "time.sleep(600)" not in out, out[:2000]
+
+
+def test_proc_root_escape(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import os
+        for p in ("/proc/1/root/etc/shadow", "/proc/1/root/root/.bashrc", "/proc/1/cwd",
+                  "/proc/self/root/etc/passwd"):
+            try:
+                print(p, open(p, "rb").read()[:100])
+            except OSError as e:
+                print(p, type(e).__name__)
+    """)
+    assert "root:" not in r.stdout and "b'" not in r.stdout, r
+
+
+# --------------------------------------------------------------------------- network
+def test_tcp_connect_to_host_listener(sb: Sandbox, host_ok) -> None:
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.3)
+    port = server.getsockname()[1]
+    try:
+        r = run(sb, f"""
+            import socket
+            s = socket.create_connection(("127.0.0.1", {port}), timeout=1)
+            s.sendall(b"exfiltrated")
+            print("CONNECTED")
+        """)
+        assert "CONNECTED" not in r.stdout and not r.ok, r
+        with pytest.raises(socket.timeout):
+            conn, _ = server.accept()
+            conn.close()
+    finally:
+        server.close()
+
+
+def test_udp_and_dns(sb: Sandbox, host_ok) -> None:
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.settimeout(0.3)
+    port = udp.getsockname()[1]
+    try:
+        r = run(sb, f"""
+            import socket
+            for host in ("pypi.org", "localhost"):
+                try:
+                    print("resolved", host, socket.getaddrinfo(host, 443)[:1])
+                except Exception as e:
+                    print("dns failed", type(e).__name__)
+            try:
+                u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                u.sendto(b"exfiltrated", ("127.0.0.1", {port}))
+                print("SENT")
+            except Exception as e:
+                print("udp failed", type(e).__name__)
+        """)
+        assert "resolved pypi.org" not in r.stdout
+        with pytest.raises(socket.timeout):
+            udp.recvfrom(100)
+    finally:
+        udp.close()
+
+
+# --------------------------------------------------------------------------- processes
+def test_fork_bomb(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import os
+        while True:
+            os.fork()
+    """, timeout_s=5)
+    assert not r.ok
+    assert r.duration_s < 5.5
+
+
+def test_subprocess_and_os_system(sb: Sandbox, host_ok) -> None:
+    marker = Path("/tmp") / _marker()
+    r = run(sb, f"""
+        import os, subprocess
+        try:
+            print("rc", subprocess.run(["/bin/sh", "-c", "echo pwned > {marker}"]).returncode)
+        except Exception as e:
+            print("subprocess failed", type(e).__name__)
+        try:
+            print("system", os.system("touch {marker}"))
+        except Exception as e:
+            print("system failed", type(e).__name__)
+    """)
+    assert not marker.exists()
+    assert "rc 0" not in r.stdout and "system 0" not in r.stdout, r
+
+
+def test_kill_parent(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import os, signal
+        for target in (os.getppid(), 1):
+            try:
+                os.kill(target, signal.SIGKILL)
+                print("killed", target)
+            except Exception as e:
+                print("kill failed", type(e).__name__)
+    """)
+    assert "killed" not in r.stdout, r
+
+
+def test_kill_every_pid(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import os, signal
+        n = 0
+        for pid in range(1, 70000):
+            if pid == os.getpid():
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+                n += 1
+            except Exception:
+                pass
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except Exception:
+            pass
+        print("signalled", n)
+    """, timeout_s=10)
+    assert r.stdout.startswith("signalled 0") or r.stdout == "", r
+
+
+def test_detached_daemon_does_not_survive_the_run(host_state, kind: str) -> None:
+    with get_sandbox(kind, pool_size=1, **LIMITS) as one:
+        r = one.run(textwrap.dedent("""
+            import os, time
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    for i in range(200):
+                        with open(f"daemon{i}.txt", "w") as f:
+                            f.write("alive")
+                        time.sleep(0.01)
+                os._exit(0)
+            print("parent done")
+        """))
+        time.sleep(0.3)
+        r2 = one.run("import os; print(sorted(os.listdir('.')))")
+        assert r2.stdout == "[]\n", (r, r2)
+
+
+def test_thread_bomb(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import threading, time
+        n = 0
+        try:
+            while True:
+                threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+                n += 1
+        except Exception as e:
+            print("stopped after", n, type(e).__name__)
+    """)
+    assert "stopped after" in r.stdout and r.ok, r
+    assert int(r.stdout.split()[2]) < 64
+
+
+def test_setuid_back_to_root(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import os
+        try:
+            os.setuid(0)
+            print("ROOT", os.getuid())
+        except Exception as e:
+            print("setuid failed", type(e).__name__)
+    """)
+    assert "ROOT" not in r.stdout
+
+
+def test_ctypes_syscalls(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import os
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None)
+            print("kill", libc.kill(os.getppid(), 9))
+            print("setuid", libc.setuid(0))
+        except Exception as e:
+            print("ctypes failed", type(e).__name__)
+    """)
+    assert "kill 0" not in r.stdout and "setuid 0" not in r.stdout, r
+
+
+# --------------------------------------------------------------------------- resources
+def test_memory_bomb(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        chunks = []
+        while True:
+            chunks.append(bytearray(16 * 1024 * 1024))
+    """)
+    assert not r.ok and "MemoryError" in r.stderr, r
+
+
+def test_single_huge_allocation(sb: Sandbox, host_ok) -> None:
+    r = run(sb, "x = bytearray(8 * 1024 ** 3)")
+    assert "MemoryError" in r.stderr and r.exit_code == 1
+
+
+def test_infinite_loop_times_out(sb: Sandbox, host_ok) -> None:
+    t0 = time.monotonic()
+    r = run(sb, "while True:\n    pass", timeout_s=0.5)
+    assert r.timed_out and not r.ok and r.exit_code == -signal.SIGKILL
+    assert 0.4 < r.duration_s < 2.0 and time.monotonic() - t0 < 4.0
+    assert "wall-clock" in r.stderr.splitlines()[-1]
+
+
+def test_sleep_ignoring_signals_times_out(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import signal, time
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM):
+            signal.signal(s, signal.SIG_IGN)
+        time.sleep(100)
+    """, timeout_s=0.5)
+    assert r.timed_out
+
+
+def test_cpu_limit(host_state, kind: str) -> None:
+    with get_sandbox(kind, pool_size=1, timeout_s=20, cpu_time_s=1) as one:
+        r = one.run("while True:\n    pass")
+        assert not r.timed_out and not r.ok
+        assert r.exit_code in (-signal.SIGXCPU, -signal.SIGKILL)
+        assert "CPU time limit" in r.stderr
+        assert r.duration_s < 10
+        assert one.run("print(1)").ok
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_huge_output_is_truncated(sb: Sandbox, host_ok, stream: str) -> None:
+    r = run(sb, f"""
+        import sys
+        for _ in range(2000):
+            sys.{stream}.write("x" * 10000 + "\\n")
+        print("DONE", file=sys.stdout)
+    """)
+    assert r.truncated
+    assert len(r.stdout.encode()) <= 4096 and len(r.stderr.encode()) <= 4096 + 200
+    assert r.exit_code == 0
+
+
+def test_endless_output_times_out_with_bounded_memory(sb: Sandbox, host_ok) -> None:
+    r = run(sb, "while True:\n    print('y' * 65536)", timeout_s=1.0)
+    assert r.timed_out and r.truncated and len(r.stdout) <= 4096
+
+
+def test_recursion_bomb(sb: Sandbox, host_ok) -> None:
+    r = run(sb, "def f():\n    return f()\nf()")
+    assert r.exit_code == 1 and "RecursionError" in r.stderr
+
+
+def test_c_stack_overflow_is_contained(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import sys
+        sys.setrecursionlimit(10 ** 7)
+        def f(n):
+            return f(n + 1) + 1
+        f(0)
+    """, timeout_s=1.0)
+    assert not r.ok  # RecursionError, MemoryError or SIGSEGV: the run dies, the host does not
+
+
+def test_many_open_files(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        fs = []
+        try:
+            for i in range(10000):
+                fs.append(open(f"f{i}", "w"))
+        except OSError as e:
+            print("stopped at", len(fs), e.errno)
+    """)
+    assert "stopped at" in r.stdout and int(r.stdout.split()[2]) < 64, r
+
+
+# --------------------------------------------------------------------------- fds and state
+def test_host_fds_not_inherited(sb: Sandbox, host_ok, host_state) -> None:
+    r = run(sb, """
+        import os, stat
+        for fd in range(3, 1024):
+            try:
+                st = os.fstat(fd)
+            except OSError:
+                continue
+            kind = "dir" if stat.S_ISDIR(st.st_mode) else "other"
+            data = b""
+            if kind != "dir":
+                try:
+                    os.lseek(fd, 0, 0)
+                    data = os.read(fd, 200)
+                except OSError:
+                    pass
+            print(fd, kind, data)
+    """)
+    assert SECRET not in r.stdout
+    for line in r.stdout.splitlines():
+        assert line.split()[1] == "dir", f"unexpected open fd in the sandbox: {line}"
+
+
+def test_files_do_not_leak_between_runs(sb: Sandbox, host_ok) -> None:
+    first = run(sb, """
+        import os
+        open("leak.txt", "w").write("from run 1")
+        print(os.path.abspath("leak.txt"))
+    """)
+    leaked = first.stdout.strip()
+    for _ in range(3):
+        r = run(sb, f"""
+            import os
+            print(sorted(os.listdir(".")), os.path.exists({leaked!r}))
+        """)
+        assert r.stdout == "[] False\n", r
+
+
+def test_concurrent_runs_cannot_see_each_other(sb: Sandbox, host_ok) -> None:
+    results: dict[str, ExecResult] = {}
+
+    def writer() -> None:
+        results["w"] = run(sb, """
+            import os, time
+            open("mine.txt", "w").write("private")
+            print(os.path.abspath("mine.txt"), flush=True)
+            time.sleep(0.6)
+        """)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    time.sleep(0.25)
+    r = run(sb, """
+        import glob, os
+        print([p for p in glob.glob("/tmp/**/mine.txt", recursive=True)])
+        print([p for p in glob.glob("/dev/shm/**/mine.txt", recursive=True)])
+    """)
+    t.join()
+    assert "mine.txt" not in r.stdout, r
+    path = results["w"].stdout.strip()
+    r2 = run(sb, f"print(open({path!r}).read())")
+    assert "private" not in r2.stdout
+
+
+def test_module_state_does_not_leak_between_runs(sb: Sandbox, host_ok) -> None:
+    run(sb, "import os, sys; os.environ['LEAK'] = '1'; sys.modules['json'] = None; sys.path.insert(0, '/x')")
+    for _ in range(3):
+        r = run(sb, "import os, sys, json; print(os.environ.get('LEAK'), '/x' in sys.path)")
+        assert r.stdout == "None False\n", r
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "stderr_part"),
+    [
+        ("import sys; sys.exit(0)", 0, ""),
+        ("import sys; sys.exit(7)", 7, ""),
+        ("import sys; sys.exit('fatal message')", 1, "fatal message"),
+        ("raise SystemExit(None)", 0, ""),
+        ("import os; os._exit(5)", 5, ""),
+        ("import sys; sys.exit(256 + 3)", 3, ""),
+        ("raise KeyboardInterrupt", 1, "KeyboardInterrupt"),
+    ],
+)
+def test_exit_codes(sb: Sandbox, host_ok, code: str, status: int, stderr_part: str) -> None:
+    r = sb.run(code)
+    assert r.exit_code == status and not r.timed_out, r
+    assert stderr_part in r.stderr
+
+
+def test_self_kill_and_worker_corruption(sb: Sandbox, host_ok) -> None:
+    r = run(sb, """
+        import os, signal, sys
+        sys.stdout.write("partial")
+        sys.stdout.flush()
+        os.close(1)
+        os.close(2)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    assert r.stdout == "partial" and not r.ok
+    assert r.exit_code == (-signal.SIGKILL if sb.kind == "bwrap" else 1)  # fallback: kill blocked
+
+
+def test_sysv_shared_memory_does_not_leak_between_runs(sb: Sandbox, host_ok) -> None:
+    key = 0x4A55 + os.getpid() % 1000
+    plant = run(sb, f"""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        shmid = libc.shmget({key}, 4096, 0o1666)
+        print("created", shmid)
+    """)
+    for _ in range(sb.pool_size + 1):
+        r = run(sb, f"""
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            print("found", libc.shmget({key}, 0, 0))
+        """)
+        assert "found -1" in r.stdout or not r.ok, (plant, r)
+
+
+def test_posix_shared_memory_stays_inside(sb: Sandbox, host_ok) -> None:
+    name = _marker()
+    r = run(sb, f"""
+        from multiprocessing import shared_memory
+        shm = shared_memory.SharedMemory(create=True, size=1 << 20, name={name!r})
+        shm.buf[:5] = b"pwned"
+        print("CREATED")
+    """)
+    assert not Path("/dev/shm", name).exists()
+    assert "CREATED" not in r.stdout, r
