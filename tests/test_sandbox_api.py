@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -139,17 +140,17 @@ def test_unicode_and_invalid_bytes(sb: Sandbox) -> None:
 
 def test_limits_are_applied_inside(sb: Sandbox) -> None:
     r = sb.run(
-        "import os, resource as R\n"
-        "print([R.getrlimit(x)[1] for x in (R.RLIMIT_AS, R.RLIMIT_CPU, R.RLIMIT_FSIZE, "
-        "R.RLIMIT_NOFILE, R.RLIMIT_NPROC)], os.getuid(), oct(os.stat('.').st_mode & 0o777))"
+        "import json, os, resource as R\n"
+        "hard = [R.getrlimit(x)[1] for x in (R.RLIMIT_AS, R.RLIMIT_CPU, R.RLIMIT_FSIZE,\n"
+        "        R.RLIMIT_NOFILE, R.RLIMIT_NPROC)]\n"
+        "print(json.dumps({'hard': hard, 'uid': os.getuid(), 'mode': os.stat('.').st_mode & 0o777}))"
     )
+    got = json.loads(r.stdout)
     lim = sb.limits
-    values, uid, mode = r.stdout.rsplit(" ", 2)
-    expected = [lim.memory_bytes, lim.cpu_time_s + 1, lim.file_bytes, lim.max_open_files]
-    assert eval(values)[:4] == expected  # noqa: S307  (our own printed list)
+    assert got["hard"][:4] == [lim.memory_bytes, lim.cpu_time_s + 1, lim.file_bytes, lim.max_open_files]
     if os.geteuid() == 0:
-        assert int(uid) != 0 and eval(values)[4] == lim.max_processes  # noqa: S307
-    assert mode.strip() == "0o700"
+        assert got["uid"] != 0 and got["hard"][4] == lim.max_processes
+    assert got["mode"] == 0o700
 
 
 def test_working_dir_is_private_and_writable(sb: Sandbox) -> None:

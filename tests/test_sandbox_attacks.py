@@ -151,6 +151,45 @@ def test_disk_fill_is_bounded_and_wiped(sb: Sandbox, host_ok, kind: str) -> None
     assert nxt.stdout == "[]\n", nxt
 
 
+def test_symlink_and_hardlink_escapes(sb: Sandbox, host_ok, host_state) -> None:
+    marker = _marker()
+    sentinel_dir = str(host_state["base"])
+    r = run(sb, f"""
+        import os
+        links = {{"etc": "/etc", "root": "/root", "repo": {str(REPO)!r}, "host": {sentinel_dir!r},
+                 "passwd": "/etc/passwd", "secret": {str(host_state["secret_file"])!r}}}
+        for name, target in links.items():
+            try:
+                os.symlink(target, name)
+            except OSError as e:
+                print("symlink failed", name, type(e).__name__)
+        for path in ("passwd", "secret", "etc/shadow", "root/.bashrc"):
+            try:
+                print("READ", path, open(path).read()[:50])
+            except OSError as e:
+                print("read failed", path, type(e).__name__)
+        for path in ("repo/{marker}", "host/{marker}", "etc/{marker}", "host/sentinel.txt"):
+            try:
+                open(path, "w").write("pwned")
+                print("WROTE", path)
+            except OSError as e:
+                print("write failed", path, type(e).__name__)
+        try:
+            print("listing", os.listdir("root"))
+        except OSError as e:
+            print("list failed", type(e).__name__)
+        for target in ("/etc/passwd", {str(host_state["secret_file"])!r}):
+            try:
+                os.link(target, "hard")
+                print("HARDLINK", open("hard").read()[:50])
+            except OSError as e:
+                print("hardlink failed", type(e).__name__)
+    """)
+    assert "READ" not in r.stdout and "WROTE" not in r.stdout and "HARDLINK" not in r.stdout, r
+    assert SECRET not in r.stdout + r.stderr
+    assert not (REPO / marker).exists() and not (host_state["base"] / marker).exists()
+
+
 # --------------------------------------------------------------------------- reading secrets
 @pytest.mark.parametrize(
     "path",

@@ -11,6 +11,7 @@ Two kinds, one API (``get_sandbox(...).run(code) -> ExecResult``):
     fresh child that gets rlimits, an empty private run directory, and (when we are root) an
     unprivileged per-slot uid, so RLIMIT_NPROC really caps processes and the child can neither
     signal the zygote nor read other runs' files. Nothing in /root, /home, /work or /etc is visible.
+    A worker whose run left SysV IPC objects behind is replaced before the next run.
 
 ``"fallback"`` (NOT a security boundary; used when bubblewrap is missing or on request)
     The same warm zygote runs directly on the host: rlimits, cleared environment, ``python -I -S``,
@@ -394,9 +395,9 @@ class _Worker:
         except OSError:  # BrokenPipeError: it died between runs; retry once on a fresh worker
             self.start()
             self._write_all(raw)
-        fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
         deadline = time.monotonic() + timeout_s + _GRACE_S
         try:
+            fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
             head = _read_exact(fd, _HDR.size, deadline)
             body = head and _read_exact(fd, _HDR.unpack(head)[0], deadline)
             header = json.loads(body) if body else None
@@ -407,6 +408,8 @@ class _Worker:
             return ExecResult("", f"TimeoutError: execution exceeded the wall-clock limit of "
                               f"{timeout_s:g} s (worker unresponsive, restarted)", -signal.SIGKILL,
                               True, False, timeout_s + _GRACE_S)
+        except (OSError, ValueError, AttributeError):  # the pipe was closed under us (close())
+            header = None
         if header is None or out is None or err is None:
             self.kill()
             return ExecResult("", "SandboxError: the sandbox worker died during the run "

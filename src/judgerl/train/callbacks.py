@@ -98,3 +98,18 @@ class MetricsLogger(TrainerCallback):
             return
         records = [r for r in read_metrics(self.path) if r.get("phase") == self.phase]
         plot_metrics(records, self.dir / f"curves_{self.phase}.png")
+
+
+class TimeLimit(TrainerCallback):
+    """Stop training after the step during which the wall clock passed ``deadline`` (unix seconds).
+
+    A checkpoint is saved at that step (``control.should_save``), so ``--resume`` continues from it.
+    """
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if time.time() >= self.deadline:
+            control.should_training_stop = True
+            control.should_save = True

@@ -43,6 +43,11 @@ class TrainConfig:
         pointwise_protocol: Pointwise protocol name (``pos``).
         score_min, score_max: Pointwise score scale (regression: M_max = (max - min)²).
         seed: Seed for data shuffling, sampling and training.
+        freeze_layers: Freeze the input embeddings and the first N transformer blocks (a CPU
+            speed-up: no backward pass through them; 0 = train everything). With tied
+            embeddings the output head is frozen too.
+        time_limit_min: Stop training (after saving a checkpoint) once this many minutes have
+            passed since the run started, warm-up included (None = no limit).
         resume: Continue from the newest checkpoint in ``output_dir`` if there is one.
         data: ``path`` (any format ``judgerl.data.load_pairs`` reads) or ``builder`` (``gsm8k-arith``
             with ``source`` = a GSM8K jsonl), plus ``format``, ``limit``, ``skip_invalid``,
@@ -69,6 +74,8 @@ class TrainConfig:
     score_min: float = 0
     score_max: float = 10
     seed: int = 0
+    freeze_layers: int = 0
+    time_limit_min: float | None = None
     resume: bool = False
     data: dict[str, Any] = field(default_factory=dict)
     rewards: dict[str, float] = field(default_factory=dict)

@@ -177,6 +177,28 @@ def last_checkpoint(output_dir: str | Path) -> str | None:
     return get_last_checkpoint(str(output_dir))
 
 
+def freeze_bottom(model: Any, n_layers: int) -> int:
+    """Freeze the input embeddings and the first ``n_layers`` decoder blocks of ``model``.
+
+    Returns:
+        The number of parameters left trainable.
+
+    Raises:
+        RecipeError: the model has no ``model.layers`` list, or ``n_layers`` exceeds its depth.
+    """
+    layers = getattr(getattr(model, "model", None), "layers", None)
+    if layers is None:
+        raise RecipeError(f"freeze_layers: {type(model).__name__} has no .model.layers to freeze")
+    if not 0 <= n_layers <= len(layers):
+        raise RecipeError(f"freeze_layers={n_layers}: the model has {len(layers)} layers")
+    for p in model.get_input_embeddings().parameters():
+        p.requires_grad_(False)
+    for layer in list(layers)[:n_layers]:
+        for p in layer.parameters():
+            p.requires_grad_(False)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
 def run_training(config: TrainConfig) -> dict[str, Any]:
     """Train a judge with the recipe ``config``.
 
@@ -198,11 +220,15 @@ def run_training(config: TrainConfig) -> dict[str, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from judgerl.train.callbacks import MetricsLogger
+    import time
+
+    from judgerl.train.callbacks import MetricsLogger, TimeLimit
     from judgerl.train.dapo import JudgeGRPOTrainer
     from judgerl.train.datasets import build_rows, to_dataset
 
     config.validate()
+    started = time.time()
+    limit_cb = [TimeLimit(started + 60 * float(config.time_limit_min))] if config.time_limit_min else []
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -220,6 +246,9 @@ def run_training(config: TrainConfig) -> dict[str, Any]:
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
     torch.manual_seed(config.seed)
+    if config.freeze_layers:
+        n_trainable = freeze_bottom(model, int(config.freeze_layers))
+        logger.info("froze embeddings + %d layers; %d trainable parameters", config.freeze_layers, n_trainable)
 
     steps = int(config.warmup.get("steps", 0) or 0)
     if steps > 0 and resume_from is None:
@@ -235,7 +264,7 @@ def run_training(config: TrainConfig) -> dict[str, Any]:
         )
         sft_kw.update(config.sft)
         logger.info("SFT warm-up: %d steps on %d templated trajectories", steps, len(examples))
-        model = run_sft(model, tokenizer, examples, out / "warmup", sft_kw, callbacks=[MetricsLogger(out, "warmup")])
+        model = run_sft(model, tokenizer, examples, out / "warmup", sft_kw, callbacks=[MetricsLogger(out, "warmup"), *limit_cb])
 
     rollout_func = None
     if config.task == "tir":
@@ -250,7 +279,7 @@ def run_training(config: TrainConfig) -> dict[str, Any]:
         args=args,
         train_dataset=to_dataset(rows),
         processing_class=tokenizer,
-        callbacks=[MetricsLogger(out, "grpo")],
+        callbacks=[MetricsLogger(out, "grpo"), *limit_cb],
         rollout_func=rollout_func,
         block=2,
         dynamic_sampling=bool(config.dapo.get("dynamic_sampling", False)),
