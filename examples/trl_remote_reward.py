@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--policy", required=True, help="policy model directory (a causal LM)")
     ap.add_argument("--out", default="grpo-remote-judge", help="output directory")
     ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--max-completion-length", type=int, default=32)
     args = ap.parse_args(argv)
 
     import torch
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> dict:
         max_steps=args.steps,
         per_device_train_batch_size=4,
         num_generations=4,
-        max_completion_length=32,
+        max_completion_length=args.max_completion_length,
         logging_steps=1,
         report_to=[],
         bf16=torch.cuda.is_available(),  # TRL defaults to bf16, which CPUs refuse

@@ -21,6 +21,12 @@ httpx = importlib.import_module(openai.DefaultAsyncHttpxClient.__mro__[1].__modu
 BASE = "http://fake.local/v1"
 
 
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for var in ("JUDGERL_OPENAI_PREFILL", "JUDGERL_OPENAI_TOKENIZER", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+
+
 def chat_response(text: str, finish: str = "stop", prompt_tokens: int = 7, completion_tokens: int = 3) -> dict:
     return {
         "id": "x",
@@ -153,6 +159,13 @@ def test_prefill_completions_mode_renders_locally():
     assert paths == ["/v1/chat/completions", "/v1/completions"]
     completion_body = next(b for p, b in seen if p == "/v1/completions")
     assert completion_body["prompt"] == "user: q\n\nassistant: partial"
+
+
+def test_prefill_mode_and_tokenizer_from_environment(monkeypatch):
+    monkeypatch.setenv("JUDGERL_OPENAI_PREFILL", "completions")
+    monkeypatch.setenv("JUDGERL_OPENAI_TOKENIZER", "/models/judge")
+    backend = OpenAIBackend("m", base_url=BASE)
+    assert backend.prefill == "completions" and backend._tokenizer == "/models/judge"
 
 
 def test_completions_mode_needs_tokenizer():

@@ -179,6 +179,6 @@ def test_trl_grpo_example_trains_against_the_server(pointwise_server, embedded_m
     trl_example = load_example("trl_remote_reward")
     before = pointwise_server.server.config.app  # the app object; its service counts requests
     log = trl_example.main(["--url", pointwise_server.url, "--policy", str(embedded_model_dir),
-                            "--out", str(tmp_path / "grpo"), "--steps", "1"])
+                            "--out", str(tmp_path / "grpo"), "--steps", "1", "--max-completion-length", "8"])
     assert "train_loss" in log or "loss" in log
     assert before.state.service.counts["rewards"] >= 1

@@ -35,7 +35,7 @@ def user(text):
 def test_greedy_chat_matches_hf_and_records_usage(local_server, hf_unbatched):
     prompts = [user("Name a colour."), user("What is 2 + 3? Answer briefly.")]
     params = SamplingParams(max_new_tokens=12)
-    backend = OpenAIBackend(local_server.model, base_url=local_server.base_url, max_concurrency=2, timeout_s=120)
+    backend = OpenAIBackend(local_server.model, base_url=local_server.base_url, max_concurrency=2, timeout_s=600)
     remote = backend.generate(prompts, params)
     local = hf_unbatched.generate(prompts, params)
     assert [c.text for c in remote] == [c.text for c in local]
@@ -49,7 +49,11 @@ def test_prefill_via_completions_matches_hf(local_server, hf_unbatched, embedded
     prompt = [{"role": "user", "content": "Is 7 prime?"}, {"role": "assistant", "content": "<think>Seven"}]
     params = SamplingParams(max_new_tokens=10)
     backend = OpenAIBackend(
-        local_server.model, base_url=local_server.base_url, prefill="completions", tokenizer=str(embedded_model_dir)
+        local_server.model,
+        base_url=local_server.base_url,
+        prefill="completions",
+        tokenizer=str(embedded_model_dir),
+        timeout_s=600,
     )
     assert backend.generate([prompt], params)[0].text == hf_unbatched.generate([prompt], params)[0].text
 
@@ -67,10 +71,12 @@ def test_eval_through_openai_backend_gives_hf_decisions(local_server, hf_unbatch
     from judgerl.eval import run_eval
     from judgerl.protocols import get_protocol
 
-    pairs = load_pairs(shared_data / "llmbar" / "natural.json", limit=2).pairs
+    # One pair in both orders, short outputs: CPU generation on long judge prompts is slow.
+    # bench/bench_serve.py consistency runs the same comparison on more pairs.
+    pairs = load_pairs(shared_data / "llmbar" / "natural.json", limit=1).pairs
     protocol = get_protocol("pav")
-    params = SamplingParams(max_new_tokens=40)
-    backend = OpenAIBackend(local_server.model, base_url=local_server.base_url, max_concurrency=4, timeout_s=120)
+    params = SamplingParams(max_new_tokens=16)
+    backend = OpenAIBackend(local_server.model, base_url=local_server.base_url, max_concurrency=2, timeout_s=600)
     for name, b in (("openai", backend), ("hf", hf_unbatched)):
         run_eval(b, protocol, pairs, tmp_path / name, params=params, progress=False, write_report=False)
 
@@ -79,7 +85,7 @@ def test_eval_through_openai_backend_gives_hf_decisions(local_server, hf_unbatch
         return {(r["pair_id"], r["order"]): r for r in map(json.loads, lines)}
 
     remote, local = records("openai"), records("hf")
-    assert remote.keys() == local.keys() and len(remote) == 4
+    assert remote.keys() == local.keys() and len(remote) == 2
     for key in remote:
         assert remote[key]["raw_output"] == local[key]["raw_output"], key
         assert remote[key]["decision"] == local[key]["decision"], key
@@ -90,7 +96,7 @@ def test_reward_server_on_embedded_model(embedded_model_dir, hf_unbatched):
     from judgerl.serve.client import JudgeClient
     from judgerl.serve.runner import ServerThread
 
-    app = create_app(hf_unbatched, "pos", params=SamplingParams(max_new_tokens=24))
+    app = create_app(hf_unbatched, "pos", params=SamplingParams(max_new_tokens=12))
     with ServerThread(app) as server, JudgeClient(server.url) as client:
         out = client.rewards(["What is 2 + 2?", "Name a fruit."], ["4", "An apple."])
         assert len(out["rewards"]) == 2 and all(0.0 <= r <= 1.0 for r in out["rewards"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -16,7 +17,9 @@ class SamplingParams:
         max_new_tokens: Upper bound on generated tokens per completion.
         temperature: 0 means greedy decoding; > 0 samples.
         top_p: Nucleus sampling mass (only when sampling).
-        seed: Seed for sampling; the same seed, prompts and batch give the same outputs.
+        seed: Seed for sampling. Backends derive one seed per prompt from it (see
+            :func:`prompt_seed`), so the same seed and prompt give the same output whatever
+            else is in the batch. None: a fresh random seed per call.
         stop: Stop strings; generation ends at the first one and it is cut from the text.
     """
 
@@ -61,3 +64,15 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     if best == -1:
         return text, False
     return text[:best], True
+
+
+def prompt_seed(seed: int, text: str, occurrence: int = 0) -> int:
+    """A 63-bit sampling seed for one prompt, independent of the other prompts in the call.
+
+    Derived by SHA-256 from the call's ``seed``, the rendered prompt ``text`` and
+    ``occurrence`` (0 for the first copy of this text in the call, 1 for the second, ...), so
+    repeated copies of one prompt (test-time scaling: N samples of a judgment) get different
+    streams, and the same prompt gives the same completion whatever it is batched with.
+    """
+    h = hashlib.sha256(f"{seed}\x00{occurrence}\x00{text}".encode("utf-8")).digest()
+    return int.from_bytes(h[:8], "little") & ((1 << 63) - 1)

@@ -22,12 +22,12 @@ How a call to :meth:`HFBackend.generate` runs:
 
 from __future__ import annotations
 
-import hashlib
 import threading
+import warnings
 from collections import Counter
 from typing import Any, Sequence
 
-from judgerl.backends.base import SamplingParams, cut_at_stop
+from judgerl.backends.base import SamplingParams, cut_at_stop, prompt_seed
 from judgerl.types import Completion, Messages
 
 #: Accepted ``dtype`` names and the torch dtype attribute they map to.
@@ -105,18 +105,6 @@ def plan_batches(
     return batches
 
 
-def prompt_seed(seed: int, text: str, occurrence: int = 0) -> int:
-    """A 63-bit sampling seed for one prompt, independent of the other prompts in the call.
-
-    Derived by SHA-256 from the call's ``seed``, the rendered prompt ``text`` and
-    ``occurrence`` (0 for the first copy of this text in the call, 1 for the second, ...), so
-    repeated copies of one prompt (test-time scaling: N samples of a judgment) get different
-    streams, and the same prompt gives the same completion whatever it is batched with.
-    """
-    h = hashlib.sha256(f"{seed}\x00{occurrence}\x00{text}".encode("utf-8")).digest()
-    return int.from_bytes(h[:8], "little") & ((1 << 63) - 1)
-
-
 def _logits_processor_base() -> type:
     from transformers import LogitsProcessor
 
@@ -180,7 +168,9 @@ class HFBackend:
             bfloat16 on GPU.
         max_batch_tokens: KV-cache positions per batch, ``rows x (longest prompt +
             max_new_tokens)``; bounds memory for long prompts (see :func:`plan_batches`).
-        static_cache: Preallocate each batch's KV cache to its final length (faster on CPU).
+        static_cache: Preallocate each batch's KV cache to its final length; default True on
+            CPU (saves re-concatenating the cache every step), False elsewhere (on GPU the
+            dynamic cache is cheap, and a static one would make transformers compile per shape).
         num_threads: If given, ``torch.set_num_threads(num_threads)`` (process-wide).
 
     Generation is serialised with a lock, so one instance can be shared by threads.
@@ -198,7 +188,7 @@ class HFBackend:
         device: str | None = None,
         dtype: str | None = None,
         max_batch_tokens: int = 32768,
-        static_cache: bool = True,
+        static_cache: bool | None = None,
         num_threads: int | None = None,
     ) -> None:
         import torch
@@ -218,8 +208,8 @@ class HFBackend:
         self.model_path = model_path
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
-        self.static_cache = static_cache
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.static_cache = (self.device == "cpu") if static_cache is None else static_cache
         if dtype is None:
             dtype = "float32" if self.device == "cpu" else "bfloat16"
         self.dtype = DTYPES[dtype]
@@ -304,6 +294,7 @@ class HFBackend:
             pad_token_id=tok.pad_token_id,
             eos_token_id=self.eos_token_ids,
             stop_strings=list(params.stop) or None,
+            disable_compile=True,
         )
         kwargs: dict[str, Any] = {"generation_config": config}
         if params.stop:
@@ -317,7 +308,10 @@ class HFBackend:
             kwargs["past_key_values"] = StaticCache(
                 config=self.model.config, max_cache_len=width + params.max_new_tokens
             )
-        with torch.inference_mode():
+        with torch.inference_mode(), warnings.catch_warnings():
+            # transformers 5 renamed generate(past_key_values=) to cache=; the old name works
+            # across all supported versions, so only its deprecation notice is silenced.
+            warnings.filterwarnings("ignore", message=".*past_key_values.*", category=FutureWarning)
             seqs = self.model.generate(**enc, **kwargs)
         new = seqs[:, width:].tolist()
         prompt_lens = [len(r) for r in rows]

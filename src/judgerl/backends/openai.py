@@ -137,9 +137,10 @@ class OpenAIBackend:
         timeout_s: Per-attempt timeout in seconds (> 0).
         backoff_base_s: Backoff scale in seconds; ``backoff_max_s`` caps one delay.
         prefill: How a trailing assistant message is handled: ``"continue"``, ``"completions"`` or
-            ``"error"`` (module docstring).
+            ``"error"`` (module docstring). Default: ``$JUDGERL_OPENAI_PREFILL``, else ``"continue"``
+            (the variables let CLI commands such as ``judgerl eval --model openai/...`` choose).
         tokenizer: Tokenizer (directory path or loaded object with ``apply_chat_template``) used to
-            render prompts when ``prefill="completions"``.
+            render prompts when ``prefill="completions"``. Default: ``$JUDGERL_OPENAI_TOKENIZER``.
         extra_body: Extra JSON fields added to every request (server-specific options).
         transport: An httpx transport for the client (tests pass a mock transport here).
         seed: RNG seed for backoff jitter (tests); None = nondeterministic.
@@ -162,7 +163,7 @@ class OpenAIBackend:
         timeout_s: float = 60.0,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 20.0,
-        prefill: PrefillMode = "continue",
+        prefill: PrefillMode | None = None,
         tokenizer: Any = None,
         extra_body: Mapping[str, Any] | None = None,
         transport: Any = None,
@@ -176,6 +177,10 @@ class OpenAIBackend:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
         if backoff_base_s < 0 or backoff_max_s < 0:
             raise ValueError("backoff_base_s and backoff_max_s must be >= 0")
+        if prefill is None:
+            prefill = os.environ.get("JUDGERL_OPENAI_PREFILL") or "continue"  # type: ignore[assignment]
+        if tokenizer is None:
+            tokenizer = os.environ.get("JUDGERL_OPENAI_TOKENIZER") or None
         if prefill not in ("continue", "completions", "error"):
             raise ValueError(f"prefill must be 'continue', 'completions' or 'error', got {prefill!r}")
         if prefill == "completions" and tokenizer is None:

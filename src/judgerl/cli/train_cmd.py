@@ -1,6 +1,68 @@
-"""`judgerl train` (being written: owned by the training work)."""
+"""``judgerl train``: train a judge with a recipe (GRPO/DAPO on TRL, optional SFT warm-up)."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
 
 
-def train_command() -> None:
-    """Train a judge with RL."""
-    raise SystemExit("judgerl train is not available in this build yet")
+def train_command(
+    config: Optional[str] = typer.Option(
+        None, "--config", "-c", help="Recipe name (j1-pav, j1-pos, j1-multitask, tir-judge, score-regression) or YAML path."
+    ),
+    overrides: List[str] = typer.Option(
+        [], "--set", "-s", help="Override a recipe field: key=value, dotted for sections (grpo.max_steps=2). Repeatable."
+    ),
+    data: Optional[str] = typer.Option(None, "--data", help="Training pairs file (same as --set data.path=...)."),
+    output_dir: Optional[str] = typer.Option(None, "--output-dir", "-o", help="Run directory (checkpoints, metrics)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="GRPO steps (same as --set grpo.max_steps=N)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model: smollm2-135m or a local model directory."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from the newest checkpoint in the output dir."),
+    list_recipes: bool = typer.Option(False, "--list-recipes", help="List the built-in recipes and exit."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved config and exit."),
+) -> None:
+    """Train a judge with RL (TRL GRPO with DAPO options) from a recipe.
+
+    Every recipe field can be overridden: ``--set grpo.learning_rate=1e-6 --set rewards.format=0``.
+    Writes checkpoints, metrics.jsonl and PNG curves to the output directory; evaluate a checkpoint
+    with ``judgerl eval --model <output_dir>/final``.
+    """
+    import json
+
+    from judgerl.train.config import RecipeError, load_recipe, recipe_names
+
+    if list_recipes:
+        for name in recipe_names():
+            typer.echo(name)
+        return
+    if not config:
+        raise typer.BadParameter("--config is required (a recipe name or a YAML file); see --list-recipes")
+    extra = list(overrides)
+    if data is not None:
+        extra.append(f"data.path={data}")
+    if output_dir is not None:
+        extra.append(f"output_dir={output_dir}")
+    if max_steps is not None:
+        extra.append(f"grpo.max_steps={max_steps}")
+    if model is not None:
+        extra.append(f"model={model}")
+    if resume:
+        extra.append("resume=true")
+    try:
+        cfg = load_recipe(config, extra)
+        cfg.validate(where=f"recipe {config}")
+    except RecipeError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    if dry_run:
+        typer.echo(json.dumps(cfg.to_dict(), indent=2))
+        return
+    from judgerl.train.grpo import run_training
+
+    try:
+        result = run_training(cfg)
+    except RecipeError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(json.dumps(result, indent=2))

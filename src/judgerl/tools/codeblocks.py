@@ -101,6 +101,22 @@ def find_first_python_block(text: str) -> CodeBlock | None:
     return None
 
 
+def find_new_python_block(text: str, new_from: int) -> CodeBlock | None:
+    """The first closed python block of ``text`` that ends after ``new_from``, or None.
+
+    ``text[:new_from]`` is context already handled (an earlier prompt prefill or earlier rounds);
+    a block may *start* in it -- e.g. a prefill ending in ```` ```python\n ```` -- and be closed by
+    the new text. Returns None when the new text holds no such block, or when the first python
+    block reaching into it is unclosed.
+    """
+    for block in iter_code_blocks(text):
+        if block.end <= new_from and block.closed:
+            continue
+        if block.is_python:
+            return block if block.closed else None
+    return None
+
+
 def count_python_blocks(text: str) -> int:
     """Number of closed python blocks in ``text`` (code the judge asked to run)."""
     return sum(1 for b in iter_code_blocks(text) if b.is_python and b.closed)

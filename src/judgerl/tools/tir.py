@@ -11,8 +11,10 @@ the final answer. :func:`run_tool_loop` produces such trajectories for a *batch*
   ```` ``` ```` line) cannot be told apart from the start of another block by a stop string, while a
   model that has seen TIR trajectories writes ```` ```output ```` right after its code, i.e. exactly
   when it would start to *hallucinate* interpreter output. The loop then finds the first complete
-  python block in the new text itself (:func:`~judgerl.tools.codeblocks.find_first_python_block`)
-  and drops everything generated after its closing fence;
+  python block in the new text itself (:func:`~judgerl.tools.codeblocks.find_new_python_block`)
+  and drops everything generated after its closing fence. A block may open in the prompt's own
+  assistant prefill (e.g. a prefill ending in ```` ```python\n ````, used to nudge small models
+  into writing code); its ``code`` segment then starts at the beginning of the completion;
 * the blocks of one round run in the sandbox in parallel threads; each observation is appended as
   ```` ```output\\n…\\n``` ```` (stdout capped at ``output_cap`` characters, errors cut to their last
   line) and the trajectory continues in the next round;
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from judgerl.backends.base import Backend, SamplingParams
-from judgerl.tools.codeblocks import find_first_python_block, format_observation, output_block
+from judgerl.tools.codeblocks import find_new_python_block, format_observation, output_block
 from judgerl.types import Messages, Segment, SegmentKind, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -94,6 +96,13 @@ def continue_prompt(messages: Messages, prefix: str) -> list[dict[str, str]]:
     else:
         msgs.append({"role": "assistant", "content": prefix})
     return msgs
+
+
+def _prefill(messages: Messages) -> str:
+    """The content of a trailing assistant message (the prompt's prefill), else ``""``."""
+    if messages and messages[-1].get("role") == "assistant":
+        return str(messages[-1].get("content", ""))
+    return ""
 
 
 def token_positions(text: str, char_positions: Sequence[int], tokenizer: Any | None = None) -> list[int]:
@@ -244,13 +253,19 @@ def run_tool_loop(
             s = states[i]
             if round_idx == 0:
                 s.prompt_tokens = comp.prompt_tokens
-            block = find_first_python_block(comp.text) if s.tool_calls < max_rounds else None
+            # Blocks are searched in prefill + text so far + new text, so a prefill ending in an
+            # opened ```python fence is honoured; only a block ending in the new text is run.
+            context = _prefill(prompts[i]) + s.text
+            block = None
+            if s.tool_calls < max_rounds:
+                block = find_new_python_block(context + comp.text, len(context))
             if block is None:
                 s.add("model", comp.text)
                 s.done, s.finish_reason = True, comp.finish_reason
                 continue
-            s.add("model", comp.text[: block.start])
-            s.add("code", comp.text[block.start : block.end])
+            code_start = max(0, block.start - len(context))
+            s.add("model", comp.text[:code_start])
+            s.add("code", comp.text[code_start : block.end - len(context)])
             jobs.append((i, textwrap.dedent(block.code)))
         if not jobs:
             continue

@@ -14,7 +14,6 @@ GSM8K's ``#### N`` and ``A: N``, "the answer is N"), then the two answers are co
 
 from __future__ import annotations
 
-import atexit
 import json
 import logging
 import math
@@ -24,6 +23,7 @@ import select
 import subprocess
 import sys
 import threading
+import weakref
 from typing import Iterable
 
 logger = logging.getLogger(__name__)
@@ -123,8 +123,9 @@ class MathVerifier:
             (importing math-verify, ~1 s), which is not counted.
         max_workers: Worker processes (checks run in parallel up to this many calling threads).
 
-    Use as a context manager or call :meth:`close`; workers are daemons and are also stopped at
-    interpreter exit.
+    Use as a context manager or call :meth:`close`; idle workers are also stopped when the verifier
+    is garbage-collected or the interpreter exits, and a worker exits by itself when its stdin
+    closes (its parent died).
     """
 
     def __init__(self, timeout_s: float = 5.0, max_workers: int = 1) -> None:
@@ -141,7 +142,8 @@ class MathVerifier:
         self._closed = False
         self.n_timeouts = 0
         self.n_errors = 0
-        atexit.register(self.close)
+        # Stops idle workers when the verifier is closed, garbage-collected or at interpreter exit.
+        self._finalizer = weakref.finalize(self, _stop_idle, self._idle)
 
     def __enter__(self) -> "MathVerifier":
         return self
@@ -154,8 +156,9 @@ class MathVerifier:
             if self._closed:
                 raise RuntimeError("MathVerifier is closed")
             if self._idle.empty() and self._n_started < self.max_workers:
+                worker = _Worker(self._inner_timeout)  # OSError propagates: cannot start Python
                 self._n_started += 1
-                return _Worker(self._inner_timeout)
+                return worker
         return self._idle.get()
 
     def equivalent(self, gold: str, pred: str) -> bool | None:
@@ -183,7 +186,10 @@ class MathVerifier:
             logger.warning("math-verify check timed out or its worker died (%s): gold=%r pred=%r",
                            type(e).__name__, gold[:80], pred[:80])
             return None
-        self._idle.put(worker)
+        if self._closed:
+            worker.stop()
+        else:
+            self._idle.put(worker)
         if "error" in reply:
             with self._lock:
                 self.n_errors += 1
@@ -202,14 +208,18 @@ class MathVerifier:
             return list(pool.map(lambda gp: self.equivalent(*gp), items))
 
     def close(self) -> None:
-        """Stop all workers. Safe to call twice."""
+        """Stop all workers (one busy in another thread stops when its check returns). Idempotent."""
         with self._lock:
             self._closed = True
-        while True:
-            try:
-                self._idle.get_nowait().stop()
-            except queue.Empty:
-                break
+        self._finalizer()
+
+
+def _stop_idle(idle: "queue.Queue[_Worker]") -> None:
+    while True:
+        try:
+            idle.get_nowait().stop()
+        except queue.Empty:
+            return
 
 
 _default: MathVerifier | None = None

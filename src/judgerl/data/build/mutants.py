@@ -184,7 +184,8 @@ def generate_mutants(source: str, body_start: int = 0) -> list[Mutant]:
             HumanEval, so the given signature and docstring stay intact).
 
     Returns:
-        Mutants in source order, token edits first; duplicates (same code) removed. Empty when
+        AST-based edits (range bounds, edge cases) then token edits, each in source order;
+        duplicates (same code) removed, keeping the first. Empty when
         ``source`` does not parse.
     """
     if not _parses(source):
@@ -192,7 +193,8 @@ def generate_mutants(source: str, body_start: int = 0) -> list[Mutant]:
     starts = _line_starts(source)
     seen = {source}
     result = []
-    for m in _token_mutants(source, body_start, starts) + _ast_mutants(source, body_start, starts):
+    # AST mutants first: when both make the same edit, the more specific kind is kept.
+    for m in _ast_mutants(source, body_start, starts) + _token_mutants(source, body_start, starts):
         if m.code not in seen:
             seen.add(m.code)
             result.append(m)

@@ -1,0 +1,165 @@
+"""vLLM backend (optional extra ``judgerl[vllm]``, needs a GPU): offline batched generation.
+
+Uses vLLM's offline API: ``vllm.LLM(model=...)`` and ``LLM.chat(conversations, sampling_params,
+add_generation_prompt=..., continue_final_message=...)``, which applies the model's chat
+template and schedules all conversations together (continuous batching, paged KV cache).
+vLLM is imported only when a :class:`VLLMBackend` is created, so judgerl works without it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Sequence
+
+from judgerl.backends.base import SamplingParams, prompt_seed
+from judgerl.types import Completion, Messages
+
+INSTALL_HINT = "pip install 'judgerl[vllm]' (needs Linux and a CUDA GPU)"
+
+
+def import_vllm() -> Any:
+    """Import and return the ``vllm`` module.
+
+    Raises:
+        ImportError: vLLM is not installed; the message says how to install the extra.
+    """
+    try:
+        import vllm
+    except ImportError as e:
+        raise ImportError(f"The vllm backend needs the optional extra: {INSTALL_HINT}") from e
+    return vllm
+
+
+def to_vllm_params(
+    vllm: Any, params: SamplingParams, seed: int | None = None, min_new_tokens: int = 0
+) -> Any:
+    """Map judgerl :class:`SamplingParams` to a ``vllm.SamplingParams``.
+
+    ``max_new_tokens`` -> ``max_tokens``, ``min_new_tokens`` -> ``min_tokens``; ``temperature``
+    0 is greedy in vLLM too; ``stop`` strings are cut from the output
+    (``include_stop_str_in_output=False``); ``seed`` is the per-request seed (None = random).
+
+    Args:
+        vllm: The imported vllm module (from :func:`import_vllm`).
+        params: judgerl sampling parameters.
+        seed: Per-request sampling seed, or None.
+        min_new_tokens: Suppress EOS before this many tokens.
+    """
+    return vllm.SamplingParams(
+        n=1,
+        max_tokens=params.max_new_tokens,
+        min_tokens=min(min_new_tokens, params.max_new_tokens),
+        temperature=params.temperature,
+        top_p=params.top_p if params.temperature > 0 else 1.0,
+        seed=seed if params.temperature > 0 else None,
+        stop=list(params.stop) or None,
+        include_stop_str_in_output=False,
+        skip_special_tokens=True,
+    )
+
+
+class VLLMBackend:
+    """Generate with vLLM's offline ``LLM`` engine.
+
+    Args:
+        model_path: Local model directory or hub id (as ``vllm.LLM(model=...)`` accepts).
+        dtype: vLLM dtype (``"auto"``, ``"bfloat16"``, ``"float16"``, ``"float32"``).
+        gpu_memory_utilization: Fraction of GPU memory vLLM may take (weights + KV cache).
+        tensor_parallel_size: Number of GPUs to shard the model over.
+        max_model_len: Context length limit (None = the model's).
+        **llm_kwargs: Further keyword arguments for ``vllm.LLM`` (e.g. ``enforce_eager=True``).
+
+    Prompts ending with an assistant message are continued (``continue_final_message=True``,
+    no generation prompt); the others get a new assistant turn. Sampling seeds are per prompt
+    (see :func:`judgerl.backends.base.prompt_seed`), so a prompt's output does not depend on the
+    rest of the batch.
+
+    Raises:
+        ImportError: vLLM is not installed (message names the extra to install).
+    """
+
+    def __init__(
+        self,
+        model_path: str,
+        dtype: str = "auto",
+        gpu_memory_utilization: float = 0.9,
+        tensor_parallel_size: int = 1,
+        max_model_len: int | None = None,
+        **llm_kwargs: Any,
+    ) -> None:
+        self._vllm = import_vllm()
+        self.name = f"vllm/{model_path}"
+        self.model_path = model_path
+        self.llm = self._vllm.LLM(
+            model=model_path,
+            dtype=dtype,
+            gpu_memory_utilization=gpu_memory_utilization,
+            tensor_parallel_size=tensor_parallel_size,
+            max_model_len=max_model_len,
+            **llm_kwargs,
+        )
+
+    def generate(
+        self, prompts: Sequence[Messages], params: SamplingParams, *, min_new_tokens: int = 0
+    ) -> list[Completion]:
+        """Generate one completion per prompt, in input order (see :class:`Backend`).
+
+        Raises:
+            ValueError: a message lacks ``role`` / ``content`` (names the prompt and message).
+        """
+        if not prompts:
+            return []
+        convs = [_conversation(p, i) for i, p in enumerate(prompts)]
+        seeds = _seeds(convs, params)
+        out: list[Completion | None] = [None] * len(convs)
+        for cont in (False, True):
+            idx = [i for i, c in enumerate(convs) if (c[-1]["role"] == "assistant") == cont]
+            if not idx:
+                continue
+            sp = [to_vllm_params(self._vllm, params, seeds[i], min_new_tokens) for i in idx]
+            results = self.llm.chat(
+                [convs[i] for i in idx],
+                sampling_params=sp,
+                use_tqdm=False,
+                add_generation_prompt=not cont,
+                continue_final_message=cont,
+            )
+            for i, r in zip(idx, results):
+                out[i] = _completion(r)
+        return out  # type: ignore[return-value]
+
+
+def _conversation(messages: Messages, index: int) -> list[dict[str, str]]:
+    conv = []
+    for j, m in enumerate(messages):
+        if "role" not in m or "content" not in m:
+            raise ValueError(f"prompt {index}, message {j}: needs 'role' and 'content', got keys {sorted(m)}")
+        conv.append({"role": m["role"], "content": m["content"]})
+    if not conv:
+        raise ValueError(f"prompt {index} has no messages")
+    return conv
+
+
+def _seeds(convs: list[list[dict[str, str]]], params: SamplingParams) -> list[int | None]:
+    if params.temperature == 0 or params.seed is None:
+        return [None] * len(convs)
+    seen: Counter[str] = Counter()
+    seeds: list[int | None] = []
+    for c in convs:
+        key = json.dumps(c, sort_keys=True)
+        seeds.append(prompt_seed(params.seed, key, seen[key]) % (2**31))
+        seen[key] += 1
+    return seeds
+
+
+def _completion(request_output: Any) -> Completion:
+    """A judgerl Completion from one ``vllm.RequestOutput`` (its first sample)."""
+    sample = request_output.outputs[0]
+    finish = "length" if sample.finish_reason == "length" else "stop"
+    return Completion(
+        text=sample.text,
+        prompt_tokens=len(request_output.prompt_token_ids or []),
+        completion_tokens=len(sample.token_ids),
+        finish_reason=finish,
+    )

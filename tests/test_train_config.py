@@ -1,0 +1,117 @@
+"""Recipes load, overrides apply, bad input is reported with the field name; CLI wiring."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from judgerl.train.config import RecipeError, apply_overrides, load_recipe, recipe_names, recipe_path
+
+RECIPES = ["j1-pav", "j1-pos", "j1-multitask", "tir-judge", "score-regression"]
+
+
+def test_all_builtin_recipes_present() -> None:
+    assert set(RECIPES) <= set(recipe_names())
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_recipe_loads_and_validates_with_data(name: str) -> None:
+    cfg = load_recipe(name, ["data.path=/x/pairs.jsonl"])
+    cfg.validate()
+    assert cfg.recipe == name
+    assert cfg.grpo["loss_type"] == "dapo"
+    assert cfg.grpo["epsilon_high"] > cfg.grpo.get("epsilon", 0.2)
+    assert cfg.grpo["mask_truncated_completions"] is True
+
+
+def test_recipe_without_data_is_rejected() -> None:
+    with pytest.raises(RecipeError, match="data.path"):
+        load_recipe("j1-pav").validate()
+
+
+def test_overrides_parse_yaml_values() -> None:
+    cfg = load_recipe(
+        "j1-pav",
+        ["grpo.max_steps=2", "rewards.format=0", "data.limit=null", "resume=true", "grpo.nested.key=[1, 2]"],
+    )
+    assert cfg.grpo["max_steps"] == 2
+    assert cfg.rewards["format"] == 0
+    assert cfg.data["limit"] is None
+    assert cfg.resume is True
+    assert cfg.grpo["nested"] == {"key": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    "override,match",
+    [
+        ("nokey", "key=value"),
+        ("bogus=1", "unknown field 'bogus'"),
+        ("seed.x=1", "not a section"),
+        ("grpo.x=[1", "valid YAML"),
+    ],
+)
+def test_bad_overrides(override: str, match: str) -> None:
+    with pytest.raises(RecipeError, match=match):
+        load_recipe("j1-pav", [override])
+
+
+def test_validate_messages_name_fields() -> None:
+    cfg = load_recipe("j1-pav", ["data.path=x"])
+    with pytest.raises(RecipeError, match="task="):
+        apply_overrides(cfg, ["task=nope"]).validate()
+    with pytest.raises(RecipeError, match="rewards.speed"):
+        apply_overrides(cfg, ["rewards.speed=1"]).validate()
+    with pytest.raises(RecipeError, match="non-zero"):
+        apply_overrides(cfg, ["rewards.verdict=0", "rewards.consistency=0", "rewards.format=0"]).validate()
+
+
+def test_recipe_file_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- a list\n")
+    with pytest.raises(RecipeError, match="mapping"):
+        load_recipe(str(bad))
+    unknown = tmp_path / "u.yaml"
+    unknown.write_text("colour: red\n")
+    with pytest.raises(RecipeError, match=r"u.yaml: unknown field 'colour'"):
+        load_recipe(str(unknown))
+    with pytest.raises(RecipeError, match="neither a file nor a built-in"):
+        recipe_path("no-such-recipe")
+
+
+def test_grpo_config_built_and_odd_prompt_count_rejected() -> None:
+    from judgerl.train.grpo import build_grpo_config, build_reward_funcs
+
+    cfg = load_recipe("j1-pav", ["data.path=x", "output_dir=/tmp/judgerl-test-cfg"])
+    funcs, weights = build_reward_funcs(cfg)
+    assert [f.__name__ for f in funcs] == ["verdict_reward", "consistency_reward", "format_reward"]
+    args = build_grpo_config(cfg, weights)
+    assert args.epsilon_high == 0.28 and args.loss_type == "dapo" and args.mask_truncated_completions
+    odd = apply_overrides(cfg, ["grpo.per_device_train_batch_size=4", "grpo.num_generations=4"])
+    with pytest.raises(RecipeError, match="must be even"):
+        build_grpo_config(odd, weights)
+    with pytest.raises(RecipeError, match="unknown GRPOConfig"):
+        build_grpo_config(apply_overrides(cfg, ["grpo.not_a_field=1"]), weights)
+
+
+def test_overlong_reward_needs_buffer() -> None:
+    from judgerl.train.grpo import build_reward_funcs
+
+    cfg = load_recipe("tir-judge", ["data.path=x", "dapo.overlong_buffer=null"])
+    with pytest.raises(RecipeError, match="overlong_buffer"):
+        build_reward_funcs(cfg)
+
+
+def test_cli_dry_run_and_list(capsys: pytest.CaptureFixture[str]) -> None:
+    from judgerl.cli.main import main
+
+    assert main(["train", "--list-recipes"]) == 0
+    assert "j1-pav" in capsys.readouterr().out
+    rc = main(["train", "--config", "j1-pos", "--data", "p.jsonl", "--max-steps", "2", "--set", "grpo.beta=0.01",
+               "--dry-run"])
+    assert rc == 0
+    cfg = json.loads(capsys.readouterr().out)
+    assert cfg["grpo"]["max_steps"] == 2 and cfg["grpo"]["beta"] == 0.01 and cfg["data"]["path"] == "p.jsonl"
+    assert main(["train", "--config", "j1-pav", "--dry-run"]) == 2  # no data
+    assert "data.path" in capsys.readouterr().err
