@@ -72,6 +72,8 @@ def embedded_model_path() -> Path:
     try:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
+        # mkdtemp makes the directory owner-only; a shared cache must be readable by others.
+        os.chmod(tmp, 0o755)
         try:
             os.rename(tmp, target)
         except OSError:
