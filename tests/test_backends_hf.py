@@ -16,7 +16,14 @@ transformers = pytest.importorskip("transformers")
 
 from judgerl.backends import SamplingParams  # noqa: E402
 from judgerl.backends.base import prompt_seed  # noqa: E402
-from judgerl.backends.hf import HFBackend, RowSeededSampler, plan_batches, render_chat  # noqa: E402
+from judgerl.backends.hf import (  # noqa: E402
+    MIN_SHARED_PREFIX,
+    HFBackend,
+    RowSeededSampler,
+    _common_prefix_len,
+    plan_batches,
+    render_chat,
+)
 
 CHATML = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content']"
@@ -124,6 +131,13 @@ def test_plan_batches_token_budget_bounds_rows_and_keeps_oversized_prompt_alone(
     assert sorted(i for b in batches for i in b) == list(range(7))
 
 
+def test_common_prefix_len() -> None:
+    assert _common_prefix_len([[1, 2, 3], [1, 2, 4], [1, 2]]) == 2
+    assert _common_prefix_len([[1, 2], [1, 2]]) == 2
+    assert _common_prefix_len([[1], [2]]) == 0
+    assert _common_prefix_len([]) == 0
+
+
 def test_plan_batches_empty() -> None:
     assert plan_batches([], batch_size=4, max_batch_tokens=100, max_new_tokens=4) == []
 
@@ -209,11 +223,27 @@ def test_greedy_is_deterministic_and_order_preserved_after_length_sort(tiny_dir:
     assert [c.prompt_tokens for c in batched] == [c.prompt_tokens for c in one_by_one]
 
 
-def test_static_and_dynamic_cache_agree(tiny_dir: Path, tiny: HFBackend) -> None:
+def test_static_and_dynamic_cache_and_padded_prefill_agree(tiny_dir: Path, tiny: HFBackend) -> None:
     dynamic = HFBackend(str(tiny_dir), batch_size=3, device="cpu", static_cache=False)
+    padded = HFBackend(str(tiny_dir), batch_size=3, device="cpu", row_prefill=False)
     params = SamplingParams(max_new_tokens=10)
-    assert tiny.static_cache is True
-    assert [c.text for c in tiny.generate(PROMPTS, params)] == [c.text for c in dynamic.generate(PROMPTS, params)]
+    assert tiny.static_cache is True and tiny.row_prefill is True
+    expected = [c.text for c in tiny.generate(PROMPTS, params)]
+    assert [c.text for c in dynamic.generate(PROMPTS, params)] == expected
+    assert [c.text for c in padded.generate(PROMPTS, params)] == expected
+
+
+def test_shared_prefix_reuse_matches_padded_and_single(tiny_dir: Path, tiny: HFBackend) -> None:
+    system = {"role": "system", "content": "Think step by step, then give the final answer in a verdict tag. " * 3}
+    prompts = [[system, *p] for p in PROMPTS]
+    texts = [tiny.render(p) for p in prompts]
+    ids = [tiny.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
+    assert _common_prefix_len(ids) >= MIN_SHARED_PREFIX  # the shared-prefix path really runs
+    params = SamplingParams(max_new_tokens=8)
+    expected = [c.text for c in HFBackend(str(tiny_dir), batch_size=1, device="cpu").generate(prompts, params)]
+    assert [c.text for c in tiny.generate(prompts, params)] == expected
+    padded = HFBackend(str(tiny_dir), batch_size=3, device="cpu", row_prefill=False)
+    assert [c.text for c in padded.generate(prompts, params)] == expected
 
 
 def test_token_counts_and_length_finish(tiny: HFBackend) -> None:

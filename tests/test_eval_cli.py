@@ -84,3 +84,22 @@ def test_eval_cli_errors(tmp_path, always_a_model, capsys):
     rc = main(["eval", "--model", always_a_model, "--data", str(data), "--protocol-arg", "oops",
                "--out", str(tmp_path / "o")])
     assert rc == 2
+
+
+def test_eval_cli_with_python_tools(tmp_path):
+    data = tmp_path / "pairs.jsonl"
+    write_pairs_jsonl([PreferencePair(id=f"p{i}", prompt="What is 6*7?", chosen="42", rejected="41")
+                       for i in range(2)], data)
+    model = tmp_path / "outs.jsonl"
+    # cycled: every prompt first writes code, then (after the ```output block) its verdict
+    model.write_text(json.dumps("<think>check</think>\n```python\nprint(6*7)\n```\n") + "\n"
+                     + json.dumps("<think>42 is right</think><verdict>A</verdict>") + "\n")
+    out = tmp_path / "run"
+    rc = main(["eval", "--model", f"scripted/{model}", "--data", str(data), "--tools", "python",
+               "--batch-size", "1", "--out", str(out), "--no-progress"])
+    assert rc == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["tool_use_rate"] == 1.0 and summary["mean_tool_rounds"] == 1.0
+    assert summary["tool_error_rate"] == 0.0
+    rec = read_judgments(out / "judgments.jsonl")[0]
+    assert "```output\n42\n```" in rec["raw_output"] and rec["trajectory"]["tool_calls"] == 1

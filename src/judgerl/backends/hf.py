@@ -41,6 +41,23 @@ DTYPES = {
 }
 
 
+#: Shortest prefix shared by all prompts of a batch that is computed once and reused.
+MIN_SHARED_PREFIX = 16
+
+
+def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
+    """Length of the longest prefix common to all ``seqs`` (0 for an empty list)."""
+    if not seqs:
+        return 0
+    n = min(len(s) for s in seqs)
+    first = seqs[0]
+    for j in range(n):
+        t = first[j]
+        if any(s[j] != t for s in seqs):
+            return j
+    return n
+
+
 def render_chat(tokenizer: Any, messages: Messages) -> str:
     """Render chat messages to the model's prompt text.
 
@@ -327,9 +344,11 @@ class HFBackend:
 
         Each prompt is run alone, unpadded, so no compute goes to padding (a batch of mixed
         lengths padded to its longest wastes a large share of the prefill FLOPs and more of the
-        quadratic attention), and a prompt's KV does not depend on its batch. The rows are then
-        written left-padded into the batch cache (positions ``[0, width - 1)``; the padding
-        slots stay zero and are masked), and ``generate`` only runs the last prompt token.
+        quadratic attention). The prefix shared by all rows of the batch (the judge
+        instructions of a protocol: ~140 of ~500 tokens for PaV on LLMBar) is computed once and
+        reused, when it is at least ``MIN_SHARED_PREFIX`` tokens. The rows are then written
+        left-padded into the batch cache (positions ``[0, width - 1)``; the padding slots stay
+        zero and are masked), and ``generate`` only runs the last prompt token.
 
         Args:
             rows: Token ids per row (unpadded), batch order.
@@ -341,18 +360,35 @@ class HFBackend:
 
         if width < 2:
             return
-        per_row = []
-        for r in rows:
-            if len(r) < 2:
-                per_row.append(None)
-                continue
-            row_cache = DynamicCache()
+        bodies = [r[:-1] for r in rows]
+        shared = _common_prefix_len(bodies)
+        prefix_kv: list[tuple[Any, Any]] = []
+        if shared >= MIN_SHARED_PREFIX:
+            prefix_cache = DynamicCache()
             self.model(
-                input_ids=torch.tensor([r[:-1]], device=self.device),
-                past_key_values=row_cache,
+                input_ids=torch.tensor([bodies[0][:shared]], device=self.device),
+                past_key_values=prefix_cache,
                 use_cache=True,
                 logits_to_keep=1,
             )
+            prefix_kv = [(layer.keys, layer.values) for layer in prefix_cache.layers]
+        else:
+            shared = 0
+        per_row = []
+        for body in bodies:
+            if not body:
+                per_row.append(None)
+                continue
+            row_cache = DynamicCache()
+            for i, (k, v) in enumerate(prefix_kv):
+                row_cache.update(k, v, i)  # later updates concatenate, the prefix is not modified
+            if len(body) > shared:
+                self.model(
+                    input_ids=torch.tensor([body[shared:]], device=self.device),
+                    past_key_values=row_cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
             per_row.append(row_cache)
         first = next(c for c in per_row if c is not None)
         positions = torch.arange(width - 1, device=self.device)
@@ -360,10 +396,10 @@ class HFBackend:
             k0 = first.layers[layer].keys
             keys = k0.new_zeros((len(rows), k0.shape[1], width - 1, k0.shape[3]))
             values = torch.zeros_like(keys)
-            for i, (r, c) in enumerate(zip(rows, per_row)):
+            for i, (body, c) in enumerate(zip(bodies, per_row)):
                 if c is not None:
-                    keys[i, :, width - len(r) :] = c.layers[layer].keys[0]
-                    values[i, :, width - len(r) :] = c.layers[layer].values[0]
+                    keys[i, :, width - 1 - len(body) :] = c.layers[layer].keys[0]
+                    values[i, :, width - 1 - len(body) :] = c.layers[layer].values[0]
             cache.update(keys, values, layer, {"cache_position": positions})
 
     def _completion(self, row: list[int], prompt_tokens: int, stop: Sequence[str]) -> Completion:

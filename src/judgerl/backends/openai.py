@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import random
 import threading
@@ -39,6 +40,8 @@ import openai
 
 from judgerl.backends.base import SamplingParams, cut_at_stop
 from judgerl.types import Completion, Messages
+
+logger = logging.getLogger(__name__)
 
 PrefillMode = Literal["continue", "completions", "error"]
 #: Status codes worth retrying: request timeout, conflict, rate limit, server errors.
@@ -281,6 +284,10 @@ class OpenAIBackend:
                     else backoff_delay_s(attempt, self.backoff_base_s, self.backoff_max_s, self._rng)
                 )
                 self._count(retries=1)
+                logger.warning(
+                    "%s: prompt %d attempt %d failed (%s: %s); retrying in %.2fs",
+                    self.name, index, attempt + 1, type(exc).__name__, status, delay,
+                )
                 attempt += 1
                 await asyncio.sleep(delay)
                 continue

@@ -87,7 +87,11 @@ def eval_command(
         typer.echo(f"error: no pairs loaded from {data}", err=True)
         raise SystemExit(2)
     temp = temperature if temperature is not None else (0.0 if samples == 1 else 0.7)
-    params = SamplingParams(max_new_tokens=max_new_tokens, temperature=temp, top_p=top_p)
+    try:
+        params = SamplingParams(max_new_tokens=max_new_tokens, temperature=temp, top_p=top_p)
+    except ValueError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise SystemExit(2) from e
     sandbox = None
     if tools is ToolsChoice.python:
         from judgerl.tools import get_sandbox
@@ -109,6 +113,9 @@ def eval_command(
         typer.echo(f"\ninterrupted: finished judgments are saved in {out}; run the same command to resume",
                    err=True)
         raise SystemExit(130) from None
+    finally:
+        if sandbox is not None:
+            sandbox.close()
     _print_summary(summary, out)
 
 
