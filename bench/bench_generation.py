@@ -182,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     batched = timed_generate(backend, prompts, params, one_at_a_time=False)
     single = timed_generate(backend, prompts[: args.n_single], params, one_at_a_time=True)
     same = sum(a == b for a, b in zip(batched["texts"], single["texts"]))
+    # Prefill alone (one new token): the part of a judgment batching cannot amortise.
+    prefill = timed_generate(backend, prompts, SamplingParams(max_new_tokens=1), one_at_a_time=False)
 
     shape = model_shape(backend.model)
     dtype = backend.model.dtype
@@ -209,6 +211,11 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{single['judgments_per_s']:.3f} judgments/s, {single['generated_tokens_per_s']:.1f} generated tok/s")
     print(f"ratio batched / one at a time: {ratio_j:.2f}x judgments/s, {ratio_t:.2f}x generated tok/s "
           f"(greedy outputs identical in {same}/{args.n_single})")
+    prefill_s = prefill["seconds"] / prefill["judgments"]
+    single_s = single["seconds"] / single["judgments"]
+    print(f"prefill alone (batched, 1 new token): {prefill_s:.2f} s/judgment = "
+          f"{prefill_s * batched['judgments'] / batched['seconds']:.0%} of the batched time; "
+          f"ratio if batched decode were free: {single_s / prefill_s:.1f}x (Amdahl bound)")
     print(f"roofline: peak matmul {peak:.0f} GFLOP/s ({dtype}), copy bandwidth {bandwidth:.1f} GB/s")
     print(f"  FLOPs/token: {f_decode / 1e9:.3f} GFLOP decode at ctx {decode_ctx:.0f} "
           f"(2 x params = {2 * shape['params'] / 1e9:.3f} + attention)")
@@ -223,6 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "args": {k: str(v) for k, v in vars(args).items()},
         "batched": {k: v for k, v in batched.items() if k != "texts"},
         "single": {k: v for k, v in single.items() if k != "texts"},
+        "prefill_seconds_per_judgment": prefill_s,
         "ratio_judgments": ratio_j,
         "ratio_tokens": ratio_t,
         "peak_gflops": peak,

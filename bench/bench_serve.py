@@ -129,8 +129,9 @@ async def run_clients(url: str, clients: int, requests: int, duration_s: float, 
     }
 
 
-def abuse(url: str, max_body_bytes: int, max_items: int) -> list[dict[str, Any]]:
-    """Send bad requests; each must get a 4xx and the server must still answer ``/health``."""
+def abuse(url: str, max_body_bytes: int, max_items: int, timeout_s: float = 600.0) -> list[dict[str, Any]]:
+    """Send bad requests; each must get a 4xx and the server must still answer ``/health``; then one
+    normal request must succeed (``timeout_s`` covers a slow real model)."""
     huge = b'{"items": [{"prompt": "q", "response": "' + b"x" * (max_body_bytes + 10) + b'"}]}'
 
     def chunked():
@@ -153,7 +154,7 @@ def abuse(url: str, max_body_bytes: int, max_items: int) -> list[dict[str, Any]]
         ("wrong endpoint", "/v1/nothing", {"json": {}}),
     ]
     out = []
-    with httpx.Client(base_url=url, timeout=60) as http:
+    with httpx.Client(base_url=url, timeout=timeout_s) as http:
         for name, path, kw in cases:
             try:
                 r = http.post(path, **kw)
@@ -163,9 +164,13 @@ def abuse(url: str, max_body_bytes: int, max_items: int) -> list[dict[str, Any]]
             healthy = http.get("/health").status_code == 200
             ok = status is not None and 400 <= status < 500 and healthy
             out.append({"case": name, "status": status, "ok": ok, "healthy_after": healthy, "message": msg})
-        r = http.post("/v1/rewards", json={"items": [{"prompt": "q", "response": "request-id=3"}]})
-        out.append({"case": "normal request after abuse", "status": r.status_code, "ok": r.status_code == 200,
-                    "healthy_after": True, "message": r.text[:160]})
+        try:
+            r = http.post("/v1/rewards", json={"items": [{"prompt": "q", "response": "request-id=3"}]})
+            status, msg = r.status_code, r.text[:160]
+        except httpx.HTTPError as e:
+            status, msg = None, f"{type(e).__name__}: {e}"
+        out.append({"case": "normal request after abuse", "status": status, "ok": status == 200,
+                    "healthy_after": True, "message": msg})
     return out
 
 
@@ -234,9 +239,9 @@ def cmd_load(args: argparse.Namespace) -> int:
         server = ServerProcess(args.model, args.latency_ms, args.max_new_tokens, cfg)
     with server:
         load = asyncio.run(run_clients(server.url, args.clients, args.requests, args.duration_s, args.items, check))
-        health = httpx.get(f"{server.url}/health").json()
+        health = httpx.get(f"{server.url}/health", timeout=60).json()
         bad = abuse(server.url, args.max_body_bytes, args.max_items)
-        healthy_at_end = httpx.get(f"{server.url}/health").status_code == 200
+        healthy_at_end = httpx.get(f"{server.url}/health", timeout=60).status_code == 200
     report = {"backend": health["model"], "latency_ms_per_batch": args.latency_ms if check else None,
               "server": {"max_batch_size": args.max_batch_size, "max_wait_ms": args.max_wait_ms,
                          "process": "thread" if args.in_process else "child process"},

@@ -346,8 +346,11 @@ def test_embedded_seeded_sampling_and_stop(embedded_backend: HFBackend) -> None:
     params = SamplingParams(max_new_tokens=12, temperature=0.8, seed=7)
     first = embedded_backend.generate(prompts, params)
     assert embedded_backend.generate(prompts[::-1], params)[::-1] == first
-    stopped = embedded_backend.generate(prompts[:1], SamplingParams(max_new_tokens=16, stop=("5",)))[0]
-    assert "5" not in stopped.text
+    full = embedded_backend.generate(prompts[:1], SamplingParams(max_new_tokens=16))[0]
+    assert "3" in full.text  # greedy: "1. 1\n2. 2\n3. 3\n4"
+    stopped = embedded_backend.generate(prompts[:1], SamplingParams(max_new_tokens=16, stop=("3",)))[0]
+    assert stopped.text == full.text[: full.text.find("3")]
+    assert stopped.completion_tokens < full.completion_tokens
     assert stopped.finish_reason == "stop"
     assert stopped.text.startswith("1")
 

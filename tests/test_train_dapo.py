@@ -182,3 +182,36 @@ def test_metrics_logger_and_plot(tmp_path: Path) -> None:
     control = SimpleNamespace(should_training_stop=False, should_save=False)
     TimeLimit(0).on_step_end(None, None, control)
     assert control.should_training_stop and control.should_save
+
+
+class WordTokenizer:
+    """A stand-in tokenizer: one id per whitespace-separated word (ids = word lengths)."""
+
+    eos_token_id = 99
+
+    def __call__(self, text: str, add_special_tokens: bool = False) -> dict:
+        return {"input_ids": [len(w) for w in text.split()]}
+
+
+def test_trajectory_ids_masks_tool_tokens_and_appends_eos() -> None:
+    from judgerl.train.rollout import trajectory_ids
+    from judgerl.types import Segment, Trajectory
+
+    t = Trajectory(
+        segments=(
+            Segment("model", "let me check ", 0, 3),
+            Segment("code", "print(1) ", 3, 4),
+            Segment("tool", "out put ", 4, 6),
+            Segment("model", "<verdict>A</verdict>", 6, 7),
+        ),
+        tool_calls=1,
+    )
+    ids, mask = trajectory_ids(WordTokenizer(), t, max_len=20)
+    assert ids == [3, 2, 5, 8, 3, 3, 20, 99]
+    assert mask == [1, 1, 1, 1, 0, 0, 1, 1]
+    ids, mask = trajectory_ids(WordTokenizer(), t, max_len=5)  # cut: no EOS, TRL sees it truncated
+    assert ids == [3, 2, 5, 8, 3] and mask == [1, 1, 1, 1, 0]
+    long = Trajectory(segments=(Segment("model", "a b", 0, 2),), finish_reason="length")
+    assert trajectory_ids(WordTokenizer(), long, 10)[0] == [1, 1]
+    empty = Trajectory(segments=())
+    assert trajectory_ids(WordTokenizer(), empty, 10) == ([99], [1])

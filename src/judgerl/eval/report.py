@@ -85,7 +85,7 @@ def format_report(summary: Mapping[str, Any], plot_file: str | None = PLOT_FILE)
     proto = cfg.get("protocol") or {}
     lines = ["# judgerl evaluation report", ""]
     setup = [
-        ("model", cfg.get("model")),
+        ("model", info.get("model_arg") or cfg.get("model")),
         ("protocol", f"{proto.get('name', '')} ({summary.get('kind', '')})"),
         ("data", info.get("data")),
         ("samples per judgment", cfg.get("samples")),
