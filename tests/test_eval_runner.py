@@ -317,3 +317,45 @@ def test_last_record_without_newline_is_kept_and_appending_stays_line_based(tmp_
     assert sum(len(c) for c in backend.calls) == 2
     ks = keys(jpath)
     assert len(ks) == len(set(ks)) == 6
+
+
+# --------------------------------------------------------------------------- answer forcing
+
+
+def test_force_answer_prefills_tag_only_for_unfinished_judgments(tmp_path):
+    from judgerl.eval.runner import forced_answer_suffix
+
+    pav = get_protocol("pav")
+    pairs = [PreferencePair(id=f"p{i}", prompt="2+2?", chosen="4", rejected="5") for i in range(2)]
+
+    def reply(messages, params):
+        last = messages[-1]
+        if last["role"] == "assistant":  # the forced continuation
+            assert last["content"].endswith("<verdict>")
+            return "A</verdict>"
+        return "<think>Both look similar"  # an untrained judge that never answers
+
+    summary = run_eval(ScriptedBackend(reply), pav, pairs, tmp_path / "forced", force_answer=True, progress=False,
+                       n_bootstrap=10)
+    assert summary["invalid_rate"] == 0.0
+    assert summary["forced_answer_rate"] == 1.0
+    recs = [json.loads(line) for line in (tmp_path / "forced" / "judgments.jsonl").read_text().splitlines()]
+    assert all(r["forced_answer"] for r in recs)
+    assert all(r["raw_output"] == "<think>Both look similar\n</think>\n<verdict>A</verdict>" for r in recs)
+    # Always answering "A" is right in exactly one of the two orders of every pair.
+    assert summary["accuracy"] == 0.5 and summary["position_consistent_accuracy"] == 0.0
+
+    # Without the flag the same outputs stay invalid (never silently repaired).
+    plain = run_eval(ScriptedBackend(reply), pav, pairs, tmp_path / "plain", progress=False, n_bootstrap=10)
+    assert plain["invalid_rate"] == 1.0 and "forced_answer_rate" not in plain
+    assert forced_answer_suffix(pav, "no think tags") == "\n\n<verdict>"
+
+
+def test_force_answer_leaves_finished_judgments_alone(tmp_path):
+
+    backend = ScriptedBackend(lambda m, p: "<think>ok</think><verdict>B</verdict>")
+    pairs = [PreferencePair(id="p", prompt="q", chosen="x", rejected="y")]
+    summary = run_eval(backend, get_protocol("pav"), pairs, tmp_path, force_answer=True, progress=False,
+                       n_bootstrap=10)
+    assert summary["forced_answer_rate"] == 0.0
+    assert len(backend.calls) == 1  # no extra generate call

@@ -60,6 +60,9 @@ def eval_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Discard previous results in --out instead of "
                                    "resuming."),
     save_messages: bool = typer.Option(False, "--save-messages", help="Store full prompts in judgments.jsonl."),
+    force_answer: bool = typer.Option(False, "--force-answer", help="When a judgment ends without its final "
+                                      "answer, prefill the answer tag and generate a few tokens (marked and "
+                                      "counted as forced_answer_rate; for small/untrained judges)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Evaluate a judge on preference data: accuracy, position-consistent accuracy, flip/tie/invalid rates.
@@ -104,7 +107,7 @@ def eval_command(
         summary = run_eval(
             backend, proto, loaded.pairs, out, samples=samples, seed=seed, params=params, sandbox=sandbox,
             max_tool_rounds=max_tool_rounds, resume=not overwrite, progress=progress, batch_size=batch_size,
-            save_messages=save_messages, info=info,
+            save_messages=save_messages, info=info, force_answer=force_answer,
         )
     except RunConfigMismatch as e:
         typer.echo(f"error: {e}", err=True)
@@ -133,4 +136,6 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
     if "tool_use_rate" in summary:
         typer.echo(f"tool use {pct(summary['tool_use_rate'])}  tool errors {pct(summary['tool_error_rate'])}  "
                    f"mean tool rounds {summary['mean_tool_rounds']:.2f}")
+    if "forced_answer_rate" in summary:
+        typer.echo(f"answer forced in {pct(summary['forced_answer_rate'])} of judgments (--force-answer)")
     typer.echo(f"wrote {out / 'judgments.jsonl'}, {out / 'summary.json'}, {out / 'report.md'}")

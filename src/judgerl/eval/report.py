@@ -114,6 +114,9 @@ def format_report(summary: Mapping[str, Any], plot_file: str | None = PLOT_FILE)
         ("truncated outputs (hit max tokens)", _pct(summary.get("truncation_rate")), ""),
         ("mean completion tokens", _num(summary.get("mean_completion_tokens"), 1), ""),
     ]
+    if "forced_answer_rate" in summary:
+        rows.append(("answer forced (--force-answer)", _pct(summary["forced_answer_rate"]),
+                     "judgments whose answer tag was prefilled"))
     lines += _table(["metric", "value", "95% CI"], rows)
     lines += ["", "Ties and invalid judgments count as wrong in accuracy; invalid outputs are never "
               "counted as ties. Pointwise judging has no order: its position-consistent accuracy equals "

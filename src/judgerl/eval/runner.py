@@ -46,7 +46,9 @@ SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.md"
 PLOT_FILE = "accuracy_by_source.png"
 #: run.json fields that must match to resume into an existing directory.
-CONFIG_KEYS = ("model", "protocol", "samples", "seed", "sampling", "tools", "max_tool_rounds")
+CONFIG_KEYS = ("model", "protocol", "samples", "seed", "sampling", "tools", "max_tool_rounds", "force_answer")
+#: Values assumed for keys that older run.json files lack.
+_CONFIG_DEFAULTS = {"force_answer": False}
 
 
 class RunConfigMismatch(ValueError):
@@ -231,7 +233,12 @@ def protocol_config(protocol: Any) -> dict[str, Any]:
 
 
 def _config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    return [f"{k}: {old.get(k)!r} in run.json, {new.get(k)!r} now" for k in CONFIG_KEYS if old.get(k) != new.get(k)]
+    diffs = []
+    for k in CONFIG_KEYS:
+        before, now = old.get(k, _CONFIG_DEFAULTS.get(k)), new.get(k, _CONFIG_DEFAULTS.get(k))
+        if before != now:
+            diffs.append(f"{k}: {before!r} in run.json, {now!r} now")
+    return diffs
 
 
 def _clear_outputs(out: Path) -> None:
@@ -343,26 +350,75 @@ def _make_record(unit: WorkUnit, kind: str, protocol: Any, messages: Messages, t
     return rec
 
 
+#: Invalid reasons that answer forcing repairs: the judge never reached its final answer.
+FORCEABLE_REASONS = frozenset({"missing_final_answer", "unterminated_thinking"})
+#: Tokens generated after the forced answer tag (enough for a verdict or two scores).
+FORCED_ANSWER_TOKENS = 24
+
+
+def forced_answer_suffix(protocol: Any, text: str) -> str:
+    """Text appended to an unfinished judgment to force the final answer ("answer forcing").
+
+    Closes an open ``<think>`` and opens the protocol's first answer tag, so that a few more tokens
+    give the decision; the same idea as s1's budget forcing (Muennighoff et al., 2025), used here
+    only when the judge never wrote a final answer.
+    """
+    lower = text.lower()
+    unclosed = lower.rfind("<think>") > lower.rfind("</think>")
+    return ("\n</think>\n" if unclosed else "\n\n") + f"<{protocol.answer_tags[0]}>"
+
+
+def _force_answers(backend: Backend, protocol: Any, prompts: Sequence[Messages], texts: list[str],
+                   decisions: list[Decision], params: SamplingParams) -> tuple[list[str], list[Decision], list[int]]:
+    """Re-ask, with the answer tag prefilled, every judgment that never reached a final answer.
+
+    Returns the new texts, decisions and the extra generated tokens per item (0 when not forced).
+    """
+    idx = [i for i, d in enumerate(decisions) if not d.valid and d.invalid_reason in FORCEABLE_REASONS]
+    extra = [0] * len(texts)
+    if not idx:
+        return texts, decisions, extra
+    prefixes = {i: texts[i] + forced_answer_suffix(protocol, texts[i]) for i in idx}
+    fprompts = [list(prompts[i]) + [{"role": "assistant", "content": prefixes[i]}] for i in idx]
+    fparams = dataclasses.replace(params, max_new_tokens=FORCED_ANSWER_TOKENS, stop=())
+    outs = backend.generate(fprompts, fparams)
+    texts, decisions = list(texts), list(decisions)
+    for i, c in zip(idx, outs, strict=True):
+        texts[i] = prefixes[i] + c.text
+        decisions[i] = protocol.parse(texts[i])
+        extra[i] = c.completion_tokens
+    return texts, decisions, extra
+
+
 def _judge_batch(backend: Backend, protocol: Any, kind: str, batch: Sequence[WorkUnit], params: SamplingParams,
-                 sandbox: Any, max_tool_rounds: int, save_messages: bool) -> list[dict[str, Any]]:
+                 sandbox: Any, max_tool_rounds: int, save_messages: bool,
+                 force_answer: bool = False) -> list[dict[str, Any]]:
     tools = sandbox is not None
     prompts = [protocol.build(u.pair.prompt, u.responses(), tools=tools) for u in batch]
-    records = []
     if tools:
         from judgerl.tools.tir import run_tool_loop
 
         trajs = run_tool_loop(backend, prompts, params, sandbox, max_rounds=max_tool_rounds)
-        for u, msgs, t in zip(batch, prompts, trajs, strict=True):
-            text = t.text
-            records.append(_make_record(u, kind, protocol, msgs, text, protocol.parse(text), t.prompt_tokens,
-                                        t.completion_tokens, t.finish_reason, t.to_dict(), save_messages))
+        texts = [t.text for t in trajs]
+        meta = [(t.prompt_tokens, t.completion_tokens, t.finish_reason, t.to_dict()) for t in trajs]
     else:
         outs = backend.generate(prompts, params)
         if len(outs) != len(prompts):
             raise RuntimeError(f"backend {backend.name!r} returned {len(outs)} completions for {len(prompts)} prompts")
-        for u, msgs, c in zip(batch, prompts, outs):
-            records.append(_make_record(u, kind, protocol, msgs, c.text, protocol.parse(c.text), c.prompt_tokens,
-                                        c.completion_tokens, c.finish_reason, None, save_messages))
+        texts = [c.text for c in outs]
+        meta = [(c.prompt_tokens, c.completion_tokens, c.finish_reason, None) for c in outs]
+    decisions = [protocol.parse(t) for t in texts]
+    extra = [0] * len(texts)
+    if force_answer:
+        texts, decisions, extra = _force_answers(backend, protocol, prompts, texts, decisions, params)
+    records = []
+    for k, (u, msgs) in enumerate(zip(batch, prompts, strict=True)):
+        ptok, ctok, finish, traj = meta[k]
+        rec = _make_record(u, kind, protocol, msgs, texts[k], decisions[k], ptok, ctok + extra[k], finish, traj,
+                           save_messages)
+        if force_answer:
+            rec["forced_answer"] = extra[k] > 0
+        records.append(rec)
     return records
 
 
@@ -388,6 +444,7 @@ def run_eval(
     n_bootstrap: int = 1000,
     info: Mapping[str, Any] | None = None,
     write_report: bool = True,
+    force_answer: bool = False,
 ) -> dict[str, Any]:
     """Judge ``pairs`` with ``protocol`` on ``backend``, resumably, and write the summary and report.
 
@@ -415,6 +472,10 @@ def run_eval(
         info: Extra JSON-serialisable context stored in run.json (data path, limit, …); not compared
             on resume.
         write_report: Also write report.md and the per-source plot.
+        force_answer: When a judgment ends without a final answer (small or untrained judges, or the
+            token budget ran out), prefill the closing ``</think>`` and the answer tag and generate a
+            few more tokens (:func:`forced_answer_suffix`). Such judgments are marked
+            ``forced_answer`` and counted in ``forced_answer_rate``; without this flag they stay invalid.
 
     Returns:
         The summary dict written to ``summary.json``: :func:`judgerl.eval.metrics.compute_metrics`
@@ -448,6 +509,7 @@ def run_eval(
                      "top_p": params.top_p, "stop": list(params.stop)},
         "tools": "python" if tools else None,
         "max_tool_rounds": max_tool_rounds if tools else None,
+        "force_answer": force_answer,
     }
     out = Path(out_dir)
     _prepare_out_dir(out, config, info or {}, resume)
@@ -473,7 +535,7 @@ def run_eval(
             for batch in _batches(todo, batch_size):
                 bparams = dataclasses.replace(params, seed=_batch_seed(seed, batch[0].key))
                 records = _judge_batch(backend, protocol, kind, batch, bparams, sandbox, max_tool_rounds,
-                                       save_messages)
+                                       save_messages, force_answer)
                 writer.write_batch(records)
                 for r in records:
                     done[(r["pair_id"], r["order"], r["sample"])] = r
@@ -493,6 +555,8 @@ def run_eval(
 
     run_records = [done[u.key] for u in units]
     summary: dict[str, Any] = compute_metrics(run_records, n_bootstrap=n_bootstrap, ci_seed=seed)
+    if force_answer:
+        summary["forced_answer_rate"] = sum(bool(r.get("forced_answer")) for r in run_records) / len(run_records)
     summary["config"] = config
     summary["info"] = dict(info or {})
     summary["timing"] = {
