@@ -12,6 +12,6 @@ mkdir -p "$OUT"
 judgerl data build humaneval --limit "${DEMO_PROBLEMS:-40}" --out "$OUT/humaneval_pairs.jsonl"
 judgerl data inspect "$OUT/humaneval_pairs.jsonl"
 judgerl eval --model smollm2-135m --data "$OUT/humaneval_pairs.jsonl" --protocol pav \
-  --limit "${DEMO_PAIRS:-12}" --max-new-tokens "${DEMO_MAX_NEW_TOKENS:-192}" --out "$OUT/eval"
+  --limit "${DEMO_PAIRS:-12}" --max-new-tokens "${DEMO_MAX_NEW_TOKENS:-128}" --force-answer --out "$OUT/eval"
 echo
 echo "Judgments: $OUT/eval/judgments.jsonl   Summary: $OUT/eval/summary.json   Report: $OUT/eval/report.md"
