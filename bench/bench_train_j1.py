@@ -87,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ops", default="+-", help="operators kept in the arithmetic pairs")
     ap.add_argument("--warmup-steps", type=int, default=10)
     ap.add_argument("--freeze-layers", type=int, default=20, help="freeze the bottom N of 30 blocks (CPU speed)")
-    ap.add_argument("--eval-tokens", type=int, default=48)
+    ap.add_argument("--eval-tokens", type=int, default=64, help="max new tokens per judgment (templated judgments are ~45)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--trained-model", default=None,
+                    help="skip training: evaluate this already-trained model (e.g. <out>/run/final) against the base")
     ap.add_argument("--set", dest="overrides", action="append", default=[], help="extra recipe overrides")
     args = ap.parse_args(argv)
 
@@ -115,6 +117,17 @@ def main(argv: list[str] | None = None) -> int:
     eval_s = time.time() - t
     log(f"before: {figures(before)} ({eval_s:.0f} s)")
 
+    if args.trained_model:
+        t = time.time()
+        after = evaluate(args.trained_model, held_out, out / "eval_after", args.eval_tokens)
+        log(f"after ({args.trained_model}): {figures(after)} ({time.time() - t:.0f} s)")
+        report = {"trained_model": args.trained_model, "n_eval_pairs": len(held_out), "eval_tokens": args.eval_tokens,
+                  "before": figures(before), "after": figures(after),
+                  "seconds": {"eval_before": round(eval_s), "total": round(time.time() - t0)}}
+        (out / "bench_train_j1_eval.json").write_text(json.dumps(report, indent=2))
+        print(json.dumps(report, indent=2))
+        return 0
+
     # Leave time for the after-evaluation (trained outputs are shorter: budget 1.1x the first one).
     train_minutes = (deadline - time.time() - 1.1 * eval_s - 60) / 60
     if train_minutes < 3:
@@ -132,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         "warmup.batch_size=8",
         "grpo.max_steps=1000",
         "grpo.learning_rate=5.0e-6",
-        "grpo.max_completion_length=48",
+        "grpo.max_completion_length=64",
         "grpo.num_generations=4",
         "grpo.per_device_train_batch_size=8",
         "grpo.save_steps=5",
