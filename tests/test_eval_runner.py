@@ -349,6 +349,10 @@ def test_force_answer_prefills_tag_only_for_unfinished_judgments(tmp_path):
     plain = run_eval(ScriptedBackend(reply), pav, pairs, tmp_path / "plain", progress=False, n_bootstrap=10)
     assert plain["invalid_rate"] == 1.0 and "forced_answer_rate" not in plain
     assert forced_answer_suffix(pav, "no think tags") == "\n\n<verdict>"
+    # An echoed, never-closed code fence is closed first, so the forced tag is outside the code.
+    echoed = "<think>Response A:\n```python\ndef f(x):\n    return x"
+    forced = echoed + forced_answer_suffix(pav, echoed) + "A</verdict>"
+    assert pav.parse(forced).verdict == "A"
 
 
 def test_force_answer_leaves_finished_judgments_alone(tmp_path):

@@ -36,6 +36,9 @@ def eval_command(
                               "vllm/<path>, scripted/<outputs.jsonl>, or a local directory."),
     data: Path = typer.Option(..., "--data", "-d", help="Preference data file (any format judgerl.data reads)."),
     format: Optional[str] = typer.Option(None, "--format", help="Data format (default: detected)."),
+    field: Optional[List[str]] = typer.Option(None, "--field", help="Field mapping for generic JSON/JSONL data: "
+                                              "CANONICAL=RECORD_FIELD, e.g. --field prompt=question "
+                                              "--field chosen=good (repeatable)."),
     protocol: str = typer.Option("pav", "--protocol", "-p", help="Judge protocol: pav, pas, pavs, pos, listwise."),
     protocol_arg: Optional[List[str]] = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE "
                                                      "(repeatable), e.g. max_score=9 or mode=rank."),
@@ -80,8 +83,11 @@ def eval_command(
         typer.echo(f"error: --protocol {protocol}: {e}", err=True)
         raise SystemExit(2) from e
     try:
-        loaded = load_pairs(data, format=format, skip_invalid=skip_invalid, limit=limit)
-    except (DataFormatError, FileNotFoundError) as e:
+        from judgerl.cli.data_cmd import parse_field_options
+
+        loaded = load_pairs(data, format=format, field_map=parse_field_options(field), skip_invalid=skip_invalid,
+                            limit=limit)
+    except (DataFormatError, OSError, ValueError) as e:
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(2) from e
     if loaded.n_skipped:
@@ -101,7 +107,7 @@ def eval_command(
 
         sandbox = get_sandbox()
     backend = load_backend(model)
-    info = {"data": str(data), "format": loaded.format, "limit": limit, "model_arg": model,
+    info = {"data": str(Path(data).resolve()), "format": loaded.format, "limit": limit, "model_arg": model,
             "n_skipped_records": loaded.n_skipped}
     try:
         summary = run_eval(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Sequence
 
@@ -56,6 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return e.exit_code
         if isinstance(e, click.exceptions.Abort):
             return 130
+        # Bad input (a missing or unreadable file, a malformed record, a bad option value) ends in one
+        # clear line; judgerl's own errors already name the file, line and field.
+        # JUDGERL_DEBUG=1 shows the full traceback instead.
+        if isinstance(e, (ValueError, OSError, ImportError)) and os.environ.get("JUDGERL_DEBUG") != "1":
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         raise
     # With standalone_mode=False click returns the exit code of typer.Exit instead of raising it.
     return rv if isinstance(rv, int) else 0

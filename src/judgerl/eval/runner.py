@@ -260,6 +260,9 @@ def _prepare_out_dir(out: Path, config: dict[str, Any], info: Mapping[str, Any],
         except (ValueError, KeyError) as e:
             raise RunConfigMismatch(f"{run_file}: unreadable run configuration ({e}); use overwrite") from e
         diff = _config_diff(old, config)
+        old_data = json.loads(run_file.read_text(encoding="utf-8")).get("info", {}).get("data")
+        if old_data and info.get("data") and old_data != info.get("data"):
+            diff.append(f"data: {old_data!r} in run.json, {info.get('data')!r} now")
         if diff:
             raise RunConfigMismatch(
                 f"{out} holds a run with a different configuration ({'; '.join(diff)}). "
@@ -359,13 +362,18 @@ FORCED_ANSWER_TOKENS = 24
 def forced_answer_suffix(protocol: Any, text: str) -> str:
     """Text appended to an unfinished judgment to force the final answer ("answer forcing").
 
-    Closes an open ``<think>`` and opens the protocol's first answer tag, so that a few more tokens
+    Closes an open code fence and an open ``<think>``, then opens the protocol's first answer tag, so that a few more tokens
     give the decision; the same idea as s1's budget forcing (Muennighoff et al., 2025), used here
     only when the judge never wrote a final answer.
     """
+    suffix = ""
+    if text.count("```") % 2 == 1:
+        # Small judges often echo a response's code and never close the fence; the parser ignores
+        # code blocks, so an answer tag written inside the open fence would never be read.
+        suffix += "\n```"
     lower = text.lower()
     unclosed = lower.rfind("<think>") > lower.rfind("</think>")
-    return ("\n</think>\n" if unclosed else "\n\n") + f"<{protocol.answer_tags[0]}>"
+    return suffix + ("\n</think>\n" if unclosed else "\n\n") + f"<{protocol.answer_tags[0]}>"
 
 
 def _force_answers(backend: Backend, protocol: Any, prompts: Sequence[Messages], texts: list[str],

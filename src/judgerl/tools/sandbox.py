@@ -231,6 +231,9 @@ def _bwrap_args(tmp_bytes: int, ro_paths: Sequence[str], root: bool) -> list[str
     else:
         args += ["--unshare-user", "--disable-userns"]
     args += ["--perms", "0755", "--dir", "/usr", "--perms", "0755", "--dir", "/run"]
+    # The private /tmp comes first: bwrap applies mounts in order, so a tmpfs mounted after the
+    # read-only binds would hide any of them that live under /tmp (e.g. a venv in /tmp).
+    args += ["--size", str(int(tmp_bytes)), "--tmpfs", "/tmp"]
     for lib in ("usr/lib", "usr/lib64", "usr/lib32"):
         if os.path.isdir(f"/{lib}") and not os.path.islink(f"/{lib}"):
             args += ["--ro-bind", f"/{lib}", f"/{lib}"]
@@ -255,7 +258,6 @@ def _bwrap_args(tmp_bytes: int, ro_paths: Sequence[str], root: bool) -> list[str
         "--ro-bind", str(_WORKER_SCRIPT), _WORKER_IN_SANDBOX,
         "--proc", "/proc",
         "--dev", "/dev",
-        "--size", str(int(tmp_bytes)), "--tmpfs", "/tmp",
         "--chdir", "/tmp",
     ]
     return args
