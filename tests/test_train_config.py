@@ -115,3 +115,12 @@ def test_cli_dry_run_and_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert cfg["grpo"]["max_steps"] == 2 and cfg["grpo"]["beta"] == 0.01 and cfg["data"]["path"] == "p.jsonl"
     assert main(["train", "--config", "j1-pav", "--dry-run"]) == 2  # no data
     assert "data.path" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("override", ["grpo.max_steps=abc", "grpo.max_steps=0", "grpo.num_generations=-2",
+                                      "grpo.learning_rate=fast"])
+def test_bad_trainer_values_are_rejected_before_training(override):
+    from judgerl.train import RecipeError, load_recipe
+
+    with pytest.raises(RecipeError, match=override.split("=")[0]):
+        load_recipe("j1-pav", ["data.path=pairs.jsonl", override]).validate()

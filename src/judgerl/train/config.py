@@ -105,12 +105,24 @@ class TrainConfig:
             raise RecipeError(f"{where}: score_max ({self.score_max}) must be > score_min ({self.score_min})")
         if not self.data.get("path") and not self.data.get("builder"):
             raise RecipeError(f"{where}: data.path (a pairs file) or data.builder is required")
+        # Catch bad trainer values here, before the model loads and the warm-up runs.
+        for key in _GRPO_POSITIVE_INTS:
+            v = self.grpo.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise RecipeError(f"{where}: grpo.{key} must be a positive integer, got {v!r}")
+        for key in _GRPO_NUMBERS:
+            v = self.grpo.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
+                raise RecipeError(f"{where}: grpo.{key} must be a non-negative number, got {v!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
 _SECTIONS = {"data", "rewards", "warmup", "dapo", "tools", "grpo", "sft"}
+_GRPO_POSITIVE_INTS = ("max_steps", "num_generations", "per_device_train_batch_size",
+                       "gradient_accumulation_steps", "max_completion_length", "max_prompt_length")
+_GRPO_NUMBERS = ("learning_rate", "beta", "epsilon", "epsilon_high", "temperature")
 
 
 def recipe_names() -> list[str]:
