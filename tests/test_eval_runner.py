@@ -363,3 +363,20 @@ def test_force_answer_leaves_finished_judgments_alone(tmp_path):
                        n_bootstrap=10)
     assert summary["forced_answer_rate"] == 0.0
     assert len(backend.calls) == 1  # no extra generate call
+
+
+def test_forced_single_tag_answer_stops_at_end_of_line(tmp_path):
+    """A small judge that runs on after the forced verdict (code, a second tag) is cut at the line end."""
+
+    def reply(messages, params):
+        if messages[-1]["role"] == "assistant":
+            assert "</verdict>" in params.stop and "\n" in params.stop
+            return "B\n\n```python\ndef f(): pass\n```\n<verdict>A</verdict>"
+        return "Looking at both programs"
+
+    pairs = [PreferencePair(id="p", prompt="q", chosen="x", rejected="y")]
+    run_eval(ScriptedBackend(reply), get_protocol("pav"), pairs, tmp_path, force_answer=True, progress=False,
+             n_bootstrap=10)
+    recs = [json.loads(line) for line in (tmp_path / "judgments.jsonl").read_text().splitlines()]
+    assert [r["raw_output"] for r in recs] == ["Looking at both programs\n\n<verdict>B</verdict>"] * 2
+    assert all(r["decision"]["verdict"] == "B" for r in recs)

@@ -355,6 +355,8 @@ def _make_record(unit: WorkUnit, kind: str, protocol: Any, messages: Messages, t
 
 #: Invalid reasons that answer forcing repairs: the judge never reached its final answer.
 FORCEABLE_REASONS = frozenset({"missing_final_answer", "unterminated_thinking"})
+#: Protocols whose final answer is a single tag (PaS/PaVS need two or three).
+SINGLE_TAG_PROTOCOLS = frozenset({"pav", "pos", "listwise"})
 #: Tokens generated after the forced answer tag (enough for a verdict or two scores).
 FORCED_ANSWER_TOKENS = 24
 
@@ -388,11 +390,15 @@ def _force_answers(backend: Backend, protocol: Any, prompts: Sequence[Messages],
         return texts, decisions, extra
     prefixes = {i: texts[i] + forced_answer_suffix(protocol, texts[i]) for i in idx}
     fprompts = [list(prompts[i]) + [{"role": "assistant", "content": prefixes[i]}] for i in idx]
-    fparams = dataclasses.replace(params, max_new_tokens=FORCED_ANSWER_TOKENS, stop=())
+    # Where one short tag is the whole answer, stop at its closing tag or the end of the line: small
+    # judges otherwise run on into code or a second, conflicting answer.
+    close = f"</{protocol.answer_tags[0]}>" if protocol.name in SINGLE_TAG_PROTOCOLS else None
+    fparams = dataclasses.replace(params, max_new_tokens=FORCED_ANSWER_TOKENS,
+                                  stop=(close, "\n") if close else ())
     outs = backend.generate(fprompts, fparams)
     texts, decisions = list(texts), list(decisions)
     for i, c in zip(idx, outs, strict=True):
-        texts[i] = prefixes[i] + c.text
+        texts[i] = prefixes[i] + c.text + (close if close and close not in c.text else "")
         decisions[i] = protocol.parse(texts[i])
         extra[i] = c.completion_tokens
     return texts, decisions, extra
