@@ -538,25 +538,23 @@ def create_app(
     async def health() -> dict[str, Any]:
         return service.health()
 
-    @app.post("/v1/judge/pairwise")
-    async def judge_pairwise(req: PairwiseRequest) -> dict[str, Any]:
+    async def answer(req: PairwiseRequest | ScoreRequest, judge: Any, endpoint: str) -> dict[str, Any]:
+        # One item in -> its result; a batch in -> {"results": [...], "elapsed_s": ...}.
         t0 = time.perf_counter()
         items, single = req.batch()
-        results = await service.judge_pairs(items)
-        service.counts["judge_pairwise"] += 1
+        results = await judge(items)
+        service.counts[endpoint] += 1
         if single:
             return results[0]
         return {"results": results, "elapsed_s": round(time.perf_counter() - t0, 4)}
 
+    @app.post("/v1/judge/pairwise")
+    async def judge_pairwise(req: PairwiseRequest) -> dict[str, Any]:
+        return await answer(req, service.judge_pairs, "judge_pairwise")
+
     @app.post("/v1/score")
     async def score(req: ScoreRequest) -> dict[str, Any]:
-        t0 = time.perf_counter()
-        items, single = req.batch()
-        results = await service.score(items)
-        service.counts["score"] += 1
-        if single:
-            return results[0]
-        return {"results": results, "elapsed_s": round(time.perf_counter() - t0, 4)}
+        return await answer(req, service.score, "score")
 
     @app.post("/v1/rewards")
     async def rewards(req: RewardsRequest) -> dict[str, Any]:
