@@ -1,6 +1,6 @@
 """Proof on real data: train the embedded 135M judge with the ``j1-pav`` recipe, before/after figures.
 
-Task: arithmetic-verification pairs derived from GSM8K solutions (``judgerl.train.arith``): the
+Task: arithmetic-verification pairs derived from GSM8K solutions (``judgerl.data.builders.arith``): the
 judge sees "What is 48 + 24?" with two answers ("48 + 24 = 72" vs "48 + 24 = 82") and must say
 which is right. Training pairs come from ``gsm8k/train.jsonl``; the held-out split comes from
 ``gsm8k/test.jsonl`` with every expression seen in training removed.
@@ -40,7 +40,7 @@ def log(msg: str) -> None:
 
 
 def split_pairs(data: Path, n_train: int, n_eval: int, ops: str, seed: int):
-    from judgerl.train.arith import build_arithmetic_pairs
+    from judgerl.data.builders.arith import build_arithmetic_pairs
 
     train = build_arithmetic_pairs(data / "gsm8k" / "train.jsonl", seed=seed, ops=ops)
     seen = {p.meta["expression"] for p in train}

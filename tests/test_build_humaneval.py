@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from judgerl.data.build.humaneval import (
+from judgerl.data.builders.humaneval import (
     PROMPT_TEMPLATE,
     build_humaneval_pairs,
     build_humaneval_pairs_report,
     load_humaneval_problems,
 )
-from judgerl.data.build.mutants import generate_mutants
+from judgerl.data.builders.mutants import generate_mutants
 from judgerl.data.errors import DataFormatError
 from judgerl.verify.code import SubprocessExecutor, humaneval_program, run_tests
 

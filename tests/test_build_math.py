@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from judgerl.data.build.math import build_math_pairs, build_math_pairs_report
+from judgerl.data.builders.math import build_math_pairs, build_math_pairs_report
 from judgerl.data.errors import DataFormatError
 from judgerl.verify.math import (
     MathVerifier,

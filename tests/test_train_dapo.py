@@ -145,7 +145,7 @@ def test_warmup_targets_parse_correctly() -> None:
 
 
 def test_arithmetic_pairs_from_gsm8k(shared_data: Path) -> None:
-    from judgerl.train.arith import build_arithmetic_pairs
+    from judgerl.data.builders.arith import build_arithmetic_pairs
 
     ps = build_arithmetic_pairs(shared_data / "gsm8k" / "test.jsonl", limit=50, ops="+-")
     assert len(ps) == 50
@@ -158,7 +158,7 @@ def test_arithmetic_pairs_from_gsm8k(shared_data: Path) -> None:
 
 
 def test_arithmetic_pairs_bad_line(tmp_path: Path) -> None:
-    from judgerl.train.arith import build_arithmetic_pairs
+    from judgerl.data.builders.arith import build_arithmetic_pairs
 
     f = tmp_path / "g.jsonl"
     f.write_text('{"answer": "2+2 = <<2+2=4>>4"}\nnot json\n')

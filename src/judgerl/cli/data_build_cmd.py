@@ -50,7 +50,7 @@ def build_command(
     from judgerl.data import write_pairs_jsonl
 
     if kind is BuildKind.math:
-        from judgerl.data.build.math import build_math_pairs_report
+        from judgerl.data.builders.math import build_math_pairs_report
 
         if input is None:
             raise typer.BadParameter("math needs --input (a GSM8K example_model_solutions.jsonl)", param_hint="--input")
@@ -61,7 +61,7 @@ def build_command(
         )
         summary = report.summary()
     else:
-        from judgerl.data.build.humaneval import build_humaneval_pairs_report
+        from judgerl.data.builders.humaneval import build_humaneval_pairs_report
         from judgerl.verify.code import SubprocessExecutor, default_executor
 
         if input is not None and not input.is_file():

