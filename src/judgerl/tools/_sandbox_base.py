@@ -1,0 +1,119 @@
+"""Public value types and errors of the sandbox (``judgerl.tools.sandbox`` re-exports them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+__all__ = ["ExecResult", "SandboxClosedError", "SandboxError", "SandboxLimits",
+           "SandboxUnavailableError"]
+
+
+class SandboxError(RuntimeError):
+    """A sandbox worker could not be started or talked to."""
+
+
+class SandboxUnavailableError(SandboxError):
+    """No sandbox of the requested kind can be had here: ``kind="bwrap"`` without a working
+    bubblewrap (or seccomp), or ``kind="auto"`` where only the fallback would be left and the
+    caller did not opt in to it (``allow_unsafe=True`` / ``JUDGERL_UNSAFE_SANDBOX=1``)."""
+
+
+class SandboxClosedError(SandboxError):
+    """``run`` was called after ``close``."""
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Resource limits applied to every run (all per run, per process unless stated).
+
+    Attributes:
+        timeout_s: wall-clock limit in seconds (monotonic clock; the process group is SIGKILLed).
+        cpu_time_s: CPU-time limit in whole seconds (RLIMIT_CPU; SIGXCPU, then SIGKILL 1 s later).
+        memory_bytes: memory limit in bytes. Always an address-space limit per process
+            (RLIMIT_AS; allocations beyond it fail, Python raises ``MemoryError``); where cgroup
+            v2 is usable also the whole run's budget (``memory.max``: all its processes together;
+            past it the kernel kills one of them). Without cgroups a run's total is bounded only by
+            ``memory_bytes * max_processes`` (see ``ExecResult.budget``).
+        output_bytes: cap in bytes on each of stdout and stderr; the rest is read and discarded and
+            ``ExecResult.truncated`` is set.
+        max_processes: process/thread limit of the run, including its own main thread: the
+            run's cgroup ``pids.max`` where cgroup v2 is usable, and RLIMIT_NPROC on the run's
+            unprivileged uid in any case.
+        max_open_files: file-descriptor limit (RLIMIT_NOFILE).
+        file_bytes: largest file the run may write, in bytes (RLIMIT_FSIZE).
+        disk_bytes: size in bytes of the worker's private tmpfs (bwrap only; the fallback has no
+            disk quota beyond ``file_bytes`` per file).
+
+    Raises:
+        ValueError: a limit is not a positive number (the message names the field).
+    """
+
+    timeout_s: float = 10.0
+    cpu_time_s: int = 10
+    memory_bytes: int = 512 * 1024 * 1024
+    output_bytes: int = 64 * 1024
+    max_processes: int = 32
+    max_open_files: int = 64
+    file_bytes: int = 16 * 1024 * 1024
+    disk_bytes: int = 64 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"SandboxLimits.{f.name} must be a positive number, got {value!r}")
+            if f.name != "timeout_s" and not float(value).is_integer():
+                raise ValueError(f"SandboxLimits.{f.name} must be a whole number, got {value!r}")
+        if self.max_open_files < 8:
+            raise ValueError(f"SandboxLimits.max_open_files must be >= 8, got {self.max_open_files}")
+        if self.memory_bytes < 64 * 1024 * 1024:
+            raise ValueError(
+                f"SandboxLimits.memory_bytes must be >= 64 MiB (the interpreter needs it), "
+                f"got {self.memory_bytes}"
+            )
+
+    def to_wire(self) -> dict:
+        """The limits as a JSON-able dict for the worker (integers for the rlimits)."""
+        return {
+            f.name: (float(getattr(self, f.name)) if f.name == "timeout_s" else int(getattr(self, f.name)))
+            for f in fields(self)
+        }
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """The outcome of one sandboxed run.
+
+    Attributes:
+        stdout: captured standard output (UTF-8, undecodable bytes replaced), at most
+            ``output_bytes`` bytes before decoding.
+        stderr: captured standard error, same cap; when the sandbox stopped the run (timeout, CPU
+            limit, signal, dead worker) a one-line explanation is appended as its last line.
+        exit_code: the process exit status (0..255), or ``-N`` when killed by signal N (SIGKILL on
+            wall-clock timeout, SIGXCPU/SIGKILL on the CPU limit).
+        timed_out: True when the wall-clock limit was hit.
+        truncated: True when stdout or stderr exceeded the output cap.
+        duration_s: wall-clock seconds from fork to exit, measured in the worker.
+        budget: which per-run memory/process limit was in force: ``"cgroup"`` (cgroup v2
+            ``memory.max`` = ``memory_bytes`` for the whole run, ``pids.max`` =
+            ``max_processes``) or ``"rlimit"`` (no writable cgroup v2 here: RLIMIT_AS per process
+            and RLIMIT_NPROC per uid, so the run's total is at most ``memory_cap_bytes``). Empty
+            for results built by hand. Not part of equality.
+        memory_cap_bytes: the most memory, in bytes, the run could hold in total under
+            ``budget`` (``memory_bytes``, or ``memory_bytes * max_processes`` for ``"rlimit"``).
+            Not part of equality.
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    timed_out: bool
+    truncated: bool
+    duration_s: float
+    budget: str = field(default="", compare=False)
+    memory_cap_bytes: int = field(default=0, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when the code exited with status 0 within the time limit."""
+        return self.exit_code == 0 and not self.timed_out

@@ -1,0 +1,112 @@
+"""The seccomp filter every sandboxed run gets, compiled once with libseccomp (``pyseccomp``).
+
+Why a library: libseccomp (the C library behind bubblewrap's and most container runtimes'
+filters) resolves syscall numbers per architecture, adds the architecture check, and rejects
+foreign ABIs (i386 ``int 0x80`` and x32 calls on x86_64), which a hand-written BPF program would
+have to get right itself. ``pyseccomp`` is a small ctypes binding to the system's
+``libseccomp.so.2`` with the API of libseccomp's own Python bindings (which are not on PyPI); it
+installs from PyPI anywhere and needs the Debian package ``libseccomp2`` (present on Debian/Ubuntu
+by default; ``scripts/setup.sh`` installs it with bubblewrap).
+
+The filter is compiled here, on the host, into raw BPF bytes (``seccomp_export_bpf``); the zygote
+installs them in each forked run with ``prctl(PR_SET_NO_NEW_PRIVS)`` +
+``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER)`` just before the user code starts, so the filter
+binds the run and everything it starts, and can never be removed by it. The zygote itself stays
+unfiltered (it never runs user code). Default action: allow; blocked calls fail with ``EPERM``
+(``clone3`` with ``ENOSYS``, so that glibc falls back to ``clone``, whose flags *can* be checked).
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import logging
+import tempfile
+
+__all__ = ["BLOCKED_SYSCALLS", "NAMESPACE_FLAGS", "SeccompUnavailableError", "run_filter_bpf"]
+
+logger = logging.getLogger(__name__)
+
+#: Syscalls a sandboxed run may not make at all (each fails with EPERM), by purpose.
+BLOCKED_SYSCALLS: dict[str, tuple[str, ...]] = {
+    # io_uring: a second syscall interface that seccomp cannot see into
+    "io_uring": ("io_uring_setup", "io_uring_enter", "io_uring_register"),
+    # new namespaces (user namespaces in particular) and joining others
+    "namespaces": ("unshare", "setns"),
+    # reading or writing other processes (the zygote, other runs)
+    "ptrace": ("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"),
+    # kernel keyrings: per-uid state that would outlive the run
+    "keyrings": ("keyctl", "add_key", "request_key"),
+    # IPC objects that outlive their processes (SysV and POSIX message queues)
+    "ipc": ("shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget",
+            "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend",
+            "mq_timedreceive", "mq_notify", "mq_getsetattr"),
+    # mounts (need privileges the run does not have anyway: defence in depth)
+    "mounts": ("mount", "umount2", "pivot_root", "fsopen", "fsmount", "fsconfig", "move_mount",
+               "open_tree", "fspick", "mount_setattr"),
+    # kernel attack surface no judged program needs
+    "kernel": ("bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load",
+               "init_module", "finit_module", "delete_module", "open_by_handle_at",
+               "name_to_handle_at", "acct", "swapon", "swapoff", "reboot", "syslog", "quotactl",
+               "lookup_dcookie", "personality"),
+}
+
+#: ``clone`` flags that create namespaces; ``clone`` with any of them fails with EPERM.
+NAMESPACE_FLAGS: dict[str, int] = {
+    "CLONE_NEWTIME": 0x00000080,
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+}
+
+
+class SeccompUnavailableError(RuntimeError):
+    """libseccomp (or its ``pyseccomp`` binding) is missing or cannot build the filter here."""
+
+
+@functools.lru_cache(maxsize=1)
+def run_filter_bpf() -> bytes:
+    """The compiled filter for sandboxed runs: raw ``struct sock_filter`` array (8 bytes each).
+
+    Returns:
+        BPF bytes for ``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ...)`` on this machine's
+        native architecture.
+
+    Raises:
+        SeccompUnavailableError: ``pyseccomp``/``libseccomp`` is missing, too old to know one of
+            the syscalls, or the architecture is not x86_64/aarch64 (where ``clone``'s flags are
+            its first argument).
+    """
+    try:
+        import pyseccomp as sc
+    except (ImportError, RuntimeError, OSError) as e:  # RuntimeError: libseccomp.so not found
+        raise SeccompUnavailableError(
+            f"libseccomp is not usable ({e}); pip install pyseccomp and apt-get install libseccomp2"
+        ) from e
+    try:
+        arch = sc.system_arch()
+        if arch not in (sc.Arch.X86_64, sc.Arch.AARCH64):
+            raise SeccompUnavailableError(f"unsupported architecture for the run filter: {arch:#x}")
+        filt = sc.SyscallFilter(sc.ALLOW)
+        eperm = sc.ERRNO(errno.EPERM)
+        for names in BLOCKED_SYSCALLS.values():
+            for name in names:
+                filt.add_rule(eperm, name)
+        filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+        for flag in NAMESPACE_FLAGS.values():
+            filt.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+        with tempfile.TemporaryFile() as f:
+            filt.export_bpf(f)
+            f.seek(0)
+            bpf = f.read()
+    except SeccompUnavailableError:
+        raise
+    except Exception as e:  # noqa: BLE001 - an unknown syscall name (old libseccomp), ...
+        raise SeccompUnavailableError(f"cannot build the seccomp filter: {type(e).__name__}: {e}") from e
+    if not bpf or len(bpf) % 8:
+        raise SeccompUnavailableError(f"libseccomp exported a malformed filter ({len(bpf)} bytes)")
+    return bpf
