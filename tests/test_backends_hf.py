@@ -15,15 +15,10 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from judgerl.backends import SamplingParams  # noqa: E402
-from judgerl.backends.base import prompt_seed  # noqa: E402
-from judgerl.backends.hf import (  # noqa: E402
-    MIN_SHARED_PREFIX,
-    HFBackend,
-    RowSeededSampler,
-    _common_prefix_len,
-    plan_batches,
-    render_chat,
-)
+from judgerl.backends.base import derive_seed, resolve_seeds  # noqa: E402
+from judgerl.backends.chat import render_chat  # noqa: E402
+from judgerl.backends.hf import MIN_SHARED_PREFIX, HFBackend, _common_prefix_len  # noqa: E402
+from judgerl.backends.hf_batching import RowSeededSampler, plan_batches  # noqa: E402
 
 CHATML = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content']"
@@ -142,11 +137,20 @@ def test_plan_batches_empty() -> None:
     assert plan_batches([], batch_size=4, max_batch_tokens=100, max_new_tokens=4) == []
 
 
-def test_prompt_seed_depends_on_seed_text_and_occurrence_only() -> None:
-    a = prompt_seed(1, "hello")
-    assert a == prompt_seed(1, "hello", 0)
-    assert 0 <= a < 2**63
-    assert len({a, prompt_seed(2, "hello"), prompt_seed(1, "hello!"), prompt_seed(1, "hello", 1)}) == 4
+def test_derived_seeds_depend_on_their_parts_only() -> None:
+    assert derive_seed(1, "pair-3", "AB", 0) == derive_seed(1, "pair-3", "AB", 0)
+    assert len({derive_seed(1, "p", 0), derive_seed(2, "p", 0), derive_seed(1, "q", 0), derive_seed(1, "p", 1)}) == 4
+    assert 0 <= derive_seed("x") < 2**63
+    greedy = SamplingParams(temperature=0.0)
+    assert resolve_seeds(["a", "b"], greedy, None) is None
+    sampled = SamplingParams(temperature=0.7, seed=3)
+    assert resolve_seeds(["a", "b"], sampled, [5, 6]) == [5, 6]
+    auto = resolve_seeds(["a", "a", "b"], sampled, None)
+    assert auto == resolve_seeds(["a", "a", "b"], sampled, None) and len(set(auto)) == 3
+    with pytest.raises(ValueError, match="2 seeds for 3 prompts"):
+        resolve_seeds(["a", "b", "c"], sampled, [1, 2])
+    with pytest.raises(ValueError, match=r"seeds\[0\]"):
+        resolve_seeds(["a"], sampled, [-1])
 
 
 def test_row_seeded_sampler_returns_one_hot_and_respects_top_p() -> None:
@@ -318,6 +322,37 @@ def test_top_p_tiny_mass_is_greedy(tiny: HFBackend) -> None:
         PROMPTS[:2], SamplingParams(max_new_tokens=8, temperature=1.0, top_p=1e-6, seed=1), min_new_tokens=8
     )
     assert [c.text for c in nucleus] == [c.text for c in greedy]
+
+
+def test_explicit_per_prompt_seeds_make_rows_independent_of_batch(tiny_dir: Path, tiny: HFBackend) -> None:
+    params = SamplingParams(max_new_tokens=10, temperature=1.0)
+    seeds = [11 + i for i in range(len(PROMPTS))]
+    full = tiny.generate(PROMPTS, params, seeds=seeds)
+    one = HFBackend(str(tiny_dir), batch_size=1, device="cpu")
+    assert [c.text for c in one.generate(PROMPTS, params, seeds=seeds)] == [c.text for c in full]
+    # the same prompt with the same seed, alone: the same text
+    assert tiny.generate([PROMPTS[1]], params, seeds=[seeds[1]])[0].text == full[1].text
+
+
+def test_on_result_reports_every_row_once_with_the_returned_completion(tiny: HFBackend) -> None:
+    seen: dict[int, object] = {}
+
+    def record(i: int, c: object) -> None:
+        assert i not in seen
+        seen[i] = c
+
+    out = tiny.generate(PROMPTS, SamplingParams(max_new_tokens=12), on_result=record)
+    assert [seen[i] for i in range(len(PROMPTS))] == out
+
+
+def test_prompt_too_long_is_refused_not_generated(tiny_dir: Path) -> None:
+    small = HFBackend(str(tiny_dir), batch_size=4, device="cpu", context_length=40)
+    long_prompt = [{"role": "user", "content": " ".join(["verdict"] * 60)}]
+    out = small.generate([PROMPTS[0], long_prompt], SamplingParams(max_new_tokens=8))
+    assert out[0].finish_reason in ("stop", "length")
+    bad = out[1]
+    assert bad.finish_reason == "prompt_too_long" and bad.text == "" and bad.completion_tokens == 0
+    assert f"+ max_new_tokens 8 = {bad.prompt_tokens + 8} > context 40" in bad.error
 
 
 def test_small_token_budget_still_generates_everything(tiny_dir: Path, tiny: HFBackend) -> None:

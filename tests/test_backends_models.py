@@ -125,7 +125,15 @@ class FakeLLM:
     def __init__(self, **kwargs: Any) -> None:
         self.init_kwargs = kwargs
         self.chat_calls: list[dict[str, Any]] = []
+        self.llm_engine = types.SimpleNamespace(model_config=types.SimpleNamespace(max_model_len=64))
         FakeLLM.instances.append(self)
+
+    def get_tokenizer(self) -> Any:
+        class Tok:  # one token per character of the contents
+            def apply_chat_template(self, conv, tokenize=True, **kwargs):
+                return [0] * sum(len(m["content"]) for m in conv)
+
+        return Tok()
 
     def chat(self, messages: list[list[dict[str, str]]], sampling_params: Any = None, **kwargs: Any) -> list[Any]:
         self.chat_calls.append({"messages": messages, "sampling_params": sampling_params, **kwargs})
@@ -249,3 +257,14 @@ def test_vllm_rejects_malformed_messages(fake_vllm: types.ModuleType) -> None:
     with pytest.raises(ValueError, match="prompt 0 has no messages"):
         b.generate([[]], SamplingParams())
     assert b.generate([], SamplingParams()) == []
+
+
+def test_vllm_refuses_prompts_that_do_not_fit_the_context(fake_vllm: types.ModuleType) -> None:
+    from judgerl.backends.vllm import VLLMBackend
+
+    b = VLLMBackend("m")  # the fake engine has max_model_len 64 and one token per character
+    out = b.generate([[{"role": "user", "content": "x" * 60}], [{"role": "user", "content": "short"}]],
+                     SamplingParams(max_new_tokens=8))
+    assert out[0].finish_reason == "prompt_too_long" and "60 tokens + max_new_tokens 8 = 68 > context 64" in out[0].error
+    assert out[1].text == "re:short"
+    assert [m[-1]["content"] for m in FakeLLM.instances[0].chat_calls[0]["messages"]] == ["short"]

@@ -1,6 +1,6 @@
 """OpenAIBackend against fake HTTP transports (no network): request mapping, prefill modes,
-bounded concurrency, retries with backoff, usage accounting. The real-server test lives in
-tests/test_serve_openai_server.py."""
+bounded concurrency, openai-python's retries, per-prompt failures, usage accounting. The
+real-server test lives in tests/test_serve_openai_server.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from judgerl.backends import SamplingParams, load_backend
-from judgerl.backends.openai import OpenAIBackend, OpenAIBackendError, backoff_delay_s, is_retryable
+from judgerl.backends.openai import OpenAIBackend, OpenAIBackendError, is_context_error
 
 # The httpx flavour the installed openai client is built on (httpx or httpx2).
 httpx = importlib.import_module(openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0])
@@ -25,6 +25,9 @@ BASE = "http://fake.local/v1"
 def _clean_env(monkeypatch):
     for var in ("JUDGERL_OPENAI_PREFILL", "JUDGERL_OPENAI_TOKENIZER", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
+    # openai-python's own backoff (0.5 s doubling) made fast for the tests
+    monkeypatch.setattr("openai._base_client.INITIAL_RETRY_DELAY", 0.001)
+    monkeypatch.setattr("openai._base_client.MAX_RETRY_DELAY", 0.002)
 
 
 def chat_response(text: str, finish: str = "stop", prompt_tokens: int = 7, completion_tokens: int = 3) -> dict:
@@ -43,8 +46,7 @@ def chat_response(text: str, finish: str = "stop", prompt_tokens: int = 7, compl
 
 
 def make_backend(handler, **kw) -> OpenAIBackend:
-    kw.setdefault("backoff_base_s", 0.0)
-    return OpenAIBackend("m", base_url=BASE, transport=httpx.MockTransport(handler), seed=0, **kw)
+    return OpenAIBackend("m", base_url=BASE, transport=httpx.MockTransport(handler), **kw)
 
 
 def user(text: str) -> list[dict]:
@@ -66,8 +68,17 @@ def test_maps_sampling_params_and_returns_in_order():
     by_prompt = {b["messages"][-1]["content"]: b for b in bodies}
     assert by_prompt["a"]["max_tokens"] == 5 and by_prompt["a"]["temperature"] == 0.7
     assert by_prompt["a"]["top_p"] == 0.9 and by_prompt["a"]["stop"] == ["</s>"]
-    # seed + index: repeated prompts in one batch get distinct random streams
-    assert sorted(b["seed"] for b in bodies) == [11, 12, 13]
+    # one derived seed per prompt (distinct streams), the same on every call
+    assert len({b["seed"] for b in bodies}) == 3
+    again = []
+    make_backend(lambda r: (again.append(json.loads(r.content)), httpx.Response(200, json=chat_response("x")))[1]
+                 ).generate([user("a"), user("b"), user("c")], params)
+    assert {b["messages"][-1]["content"]: b["seed"] for b in again} == {k: v["seed"] for k, v in by_prompt.items()}
+    # explicit per-prompt seeds are sent as they are (mod 2**31)
+    seeded = []
+    make_backend(lambda r: (seeded.append(json.loads(r.content)["seed"]), httpx.Response(200, json=chat_response("x")))[1]
+                 ).generate([user("a")], params, seeds=[2**31 + 5])
+    assert seeded == [5]
     assert all("continue_final_message" not in b for b in bodies)
 
 
@@ -190,13 +201,13 @@ def test_concurrency_is_bounded():
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503])
-def test_retries_transient_status_then_succeeds(status):
+def test_openai_client_retries_transient_status_then_succeeds(status):
     calls = []
 
     def handler(request):
         calls.append(1)
         if len(calls) <= 2:
-            return httpx.Response(status, json={"error": {"message": "busy"}})
+            return httpx.Response(status, json={"error": {"message": "busy"}}, headers={"retry-after-ms": "1"})
         return httpx.Response(200, json=chat_response("ok"))
 
     backend = make_backend(handler, max_retries=5)
@@ -218,21 +229,48 @@ def test_retries_timeouts():
     assert backend.usage.retries == 1
 
 
-def test_gives_up_after_max_retries_with_clear_error():
-    calls = []
-
+def test_a_prompt_that_outlives_its_retries_fails_alone_and_is_marked_retryable():
     def handler(request):
-        calls.append(1)
-        return httpx.Response(503, json={"error": {"message": "overloaded"}})
+        if json.loads(request.content)["messages"][-1]["content"] == "doomed":
+            return httpx.Response(503, json={"error": {"message": "overloaded"}}, headers={"retry-after-ms": "1"})
+        return httpx.Response(200, json=chat_response("fine"))
 
     backend = make_backend(handler, max_retries=2)
-    with pytest.raises(OpenAIBackendError, match="3 attempt") as info:
-        backend.generate([user("q")], SamplingParams())
-    assert info.value.status == 503 and info.value.attempts == 3 and len(calls) == 3
-    assert backend.usage.failures == 1
+    ok, bad = backend.generate([user("fine"), user("doomed")], SamplingParams())
+    assert ok.text == "fine" and ok.error is None
+    assert bad.text == "" and bad.finish_reason == "error" and bad.retryable
+    assert "HTTP 503" in bad.error and "overloaded" in bad.error
+    assert backend.usage.failures == 1 and backend.usage.retries == 2
 
 
-def test_client_errors_are_not_retried():
+def test_null_content_and_content_filter_are_recorded_with_their_real_finish_reason():
+    def handler(request):
+        text = json.loads(request.content)["messages"][-1]["content"]
+        if text == "null":
+            return httpx.Response(200, json=chat_response(None))
+        if text == "filtered":
+            return httpx.Response(200, json=chat_response("", finish="content_filter"))
+        return httpx.Response(200, json=chat_response("ok"))
+
+    null, filtered, ok = make_backend(handler).generate([user("null"), user("filtered"), user("ok")], SamplingParams())
+    assert (null.finish_reason, null.text, null.retryable) == ("error", "", True) and "null content" in null.error
+    assert (filtered.finish_reason, filtered.retryable) == ("content_filter", True)
+    assert ok.finish_reason == "stop" and not ok.retryable
+
+
+def test_context_length_refusal_is_prompt_too_long_for_that_prompt_only():
+    def handler(request):
+        if json.loads(request.content)["messages"][-1]["content"] == "huge":
+            return httpx.Response(400, json={"error": {"message": "This model's maximum context length is 8192 "
+                                                                  "tokens. However, you requested 12900 tokens."}})
+        return httpx.Response(200, json=chat_response("ok"))
+
+    huge, ok = make_backend(handler).generate([user("huge"), user("ok")], SamplingParams())
+    assert huge.finish_reason == "prompt_too_long" and "8192" in huge.error and not huge.retryable
+    assert ok.text == "ok"
+
+
+def test_client_errors_fail_the_call_and_are_not_retried():
     calls = []
 
     def handler(request):
@@ -244,42 +282,47 @@ def test_client_errors_are_not_retried():
     assert len(calls) == 1
 
 
-def test_retry_after_header_is_honoured(monkeypatch):
-    delays = []
-    real_sleep = asyncio.sleep
+def test_retry_after_header_is_honoured_by_the_client():
+    import time as _time
 
-    async def fake_sleep(s):
-        delays.append(s)
-        await real_sleep(0)
+    stamps = []
 
-    monkeypatch.setattr("judgerl.backends.openai.asyncio.sleep", fake_sleep)
+    def handler(request):
+        stamps.append(_time.monotonic())
+        if len(stamps) == 1:
+            return httpx.Response(429, headers={"retry-after": "0.3"}, json={"error": {"message": "slow down"}})
+        return httpx.Response(200, json=chat_response("ok"))
+
+    assert make_backend(handler).generate([user("q")], SamplingParams())[0].text == "ok"
+    assert stamps[1] - stamps[0] >= 0.25
+
+
+def test_x_should_retry_false_is_obeyed():
     calls = []
 
     def handler(request):
         calls.append(1)
-        if len(calls) == 1:
-            return httpx.Response(429, headers={"retry-after": "1.5"}, json={"error": {"message": "slow down"}})
-        return httpx.Response(200, json=chat_response("ok"))
+        return httpx.Response(503, headers={"x-should-retry": "false"}, json={"error": {"message": "no"}})
 
-    make_backend(handler, backoff_max_s=10).generate([user("q")], SamplingParams())
-    assert delays == [1.5]
+    (out,) = make_backend(handler, max_retries=4).generate([user("q")], SamplingParams())
+    assert len(calls) == 1 and out.finish_reason == "error"
 
 
-def test_backoff_is_capped_exponential_with_jitter():
-    rng = random.Random(0)
-    for attempt in range(8):
-        cap = min(4.0, 0.5 * 2**attempt)
-        samples = [backoff_delay_s(attempt, 0.5, 4.0, rng) for _ in range(200)]
-        assert all(0 <= s <= cap for s in samples)
-        assert max(samples) > 0.5 * cap  # jitter spans the window
+def test_one_client_is_reused_across_calls():
+    backend = make_backend(lambda r: httpx.Response(200, json=chat_response("ok")))
+    backend.generate([user("a")], SamplingParams())
+    client = backend._client
+    backend.generate([user("b")], SamplingParams())
+    assert backend._client is client and client is not None
+    backend.close()
 
 
-def test_is_retryable_classification():
+def test_is_context_error_classification():
     req = httpx.Request("POST", BASE)
-    assert is_retryable(openai.APITimeoutError(request=req))
-    assert is_retryable(openai.InternalServerError("x", response=httpx.Response(500, request=req), body=None))
-    assert not is_retryable(openai.BadRequestError("x", response=httpx.Response(400, request=req), body=None))
-    assert not is_retryable(ValueError("x"))
+    ctx = openai.BadRequestError("maximum context length exceeded", response=httpx.Response(400, request=req), body=None)
+    assert is_context_error(ctx)
+    assert not is_context_error(openai.BadRequestError("bad", response=httpx.Response(400, request=req), body=None))
+    assert not is_context_error(ValueError("maximum context length"))
 
 
 def test_load_backend_routes_openai_and_reads_env(monkeypatch):

@@ -91,15 +91,15 @@ def test_eval_cli_with_python_tools(tmp_path):
     write_pairs_jsonl([PreferencePair(id=f"p{i}", prompt="What is 6*7?", chosen="42", rejected="41")
                        for i in range(2)], data)
     model = tmp_path / "outs.jsonl"
-    # cycled: every prompt first writes code, then (after the ```output block) its verdict
-    model.write_text(json.dumps("<think>check</think>\n```python\nprint(6*7)\n```\n") + "\n"
-                     + json.dumps("<think>42 is right</think><verdict>A</verdict>") + "\n")
+    # replayed by content: every round writes code, then a verdict; the tool loop runs the code (the text
+    # after a block is dropped) until the tool budget is spent, and the last round's verdict is read
+    model.write_text(json.dumps("<think>check</think>\n```python\nprint(6*7)\n```\n<verdict>A</verdict>") + "\n")
     out = tmp_path / "run"
     rc = main(["eval", "--model", f"scripted/{model}", "--data", str(data), "--tools", "python",
                "--batch-size", "1", "--out", str(out), "--no-progress"])
     assert rc == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["tool_use_rate"] == 1.0 and summary["mean_tool_rounds"] == 1.0
-    assert summary["tool_error_rate"] == 0.0
+    assert summary["tool_use_rate"] == 1.0 and summary["mean_tool_rounds"] == 3.0
+    assert summary["tool_error_rate"] == 0.0 and summary["invalid_rate"] == 0.0
     rec = read_judgments(out / "judgments.jsonl")[0]
-    assert "```output\n42\n```" in rec["raw_output"] and rec["trajectory"]["tool_calls"] == 1
+    assert "```output\n42\n```" in rec["raw_output"] and rec["trajectory"]["tool_calls"] == 3

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from support.judging import ev
 from judgerl.backends import SamplingParams
 from judgerl.data import load_pairs
 from judgerl.eval import read_judgments, run_eval
@@ -16,7 +17,7 @@ from judgerl.protocols import get_protocol
 def test_embedded_model_eval_on_llmbar(tmp_path, shared_data, embedded_backend):
     pairs = load_pairs(shared_data / "llmbar" / "natural.json", limit=3).pairs
     params = SamplingParams(max_new_tokens=48)
-    summary = run_eval(embedded_backend, get_protocol("pav"), pairs, tmp_path, params=params, progress=False)
+    summary = ev(embedded_backend, get_protocol("pav"), pairs, tmp_path, params=params, progress=False)
 
     for name in ("judgments.jsonl", "summary.json", "report.md", "accuracy_by_source.png", "run.json"):
         assert (tmp_path / name).is_file(), name
@@ -43,7 +44,7 @@ def test_embedded_model_eval_on_llmbar(tmp_path, shared_data, embedded_backend):
     assert "## Overall" in (tmp_path / "report.md").read_text()
 
     # A second run over the same directory resumes: no new generation, same numbers.
-    again = run_eval(embedded_backend, get_protocol("pav"), pairs, tmp_path, params=params, progress=False)
+    again = ev(embedded_backend, get_protocol("pav"), pairs, tmp_path, params=params, progress=False)
     assert again["timing"]["judgments_this_run"] == 0
     assert again["accuracy"] == summary["accuracy"]
     assert len(read_judgments(tmp_path / "judgments.jsonl")) == 6

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from support.judging import ev
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.eval import RunConfigMismatch, first_order, plan_units, read_judgments, run_eval
 from judgerl.protocols import get_protocol
@@ -46,12 +47,12 @@ class CrashingBackend:
         self.n_calls = 0
         self.n_prompts = 0
 
-    def generate(self, prompts, params):
+    def generate(self, prompts, params, **kw):
         self.n_calls += 1
         if self.n_calls == self.crash_at:
             raise RuntimeError("simulated crash")
         self.n_prompts += len(prompts)
-        return self.inner.generate(prompts, params)
+        return self.inner.generate(prompts, params, **kw)
 
 
 def keys(path: Path) -> list[tuple[str, str, int]]:
@@ -95,7 +96,7 @@ def test_plan_rejects_duplicate_ids_and_bad_args():
 
 
 def test_run_writes_files_and_correct_metrics(tmp_path):
-    s = run_eval(ScriptedBackend(oracle_judge), get_protocol("pav"), make_pairs(6), tmp_path, params=PARAMS,
+    s = ev(ScriptedBackend(oracle_judge), get_protocol("pav"), make_pairs(6), tmp_path, params=PARAMS,
                  progress=False)
     assert s["accuracy"] == 1.0 and s["position_consistent_accuracy"] == 1.0 and s["flip_rate"] == 0.0
     for f in ("judgments.jsonl", "summary.json", "report.md", "accuracy_by_source.png", "run.json"):
@@ -114,7 +115,7 @@ def test_run_writes_files_and_correct_metrics(tmp_path):
 def test_same_seed_same_presentation_order(tmp_path):
     def run(d, seed):
         backend = ScriptedBackend(always_a)
-        run_eval(backend, get_protocol("pav"), make_pairs(8), d, seed=seed, params=PARAMS, progress=False)
+        ev(backend, get_protocol("pav"), make_pairs(8), d, seed=seed, params=PARAMS, progress=False)
         return [m[-1]["content"] for call in backend.calls for m in call]
 
     first = run(tmp_path / "a", 3)
@@ -127,13 +128,13 @@ def test_resume_after_crash_has_exactly_one_judgment_per_unit(tmp_path):
     proto = get_protocol("pav")
     crashing = CrashingBackend(oracle_judge, crash_at=3)
     with pytest.raises(RuntimeError, match="simulated crash"):
-        run_eval(crashing, proto, pairs, tmp_path, samples=2, params=SAMPLED, batch_size=3, progress=False)
+        ev(crashing, proto, pairs, tmp_path, samples=2, params=SAMPLED, batch_size=3, progress=False)
     jpath = tmp_path / "judgments.jsonl"
     assert len(keys(jpath)) == 6  # two full batches of 3 written before the crash
     assert not (tmp_path / "summary.json").exists()
 
     resumed = CrashingBackend(oracle_judge, crash_at=-1)
-    s = run_eval(resumed, proto, pairs, tmp_path, samples=2, params=SAMPLED, batch_size=3, progress=False)
+    s = ev(resumed, proto, pairs, tmp_path, samples=2, params=SAMPLED, batch_size=3, progress=False)
     ks = keys(jpath)
     assert len(ks) == len(set(ks)) == 5 * 2 * 2
     assert resumed.n_prompts == 20 - 6  # nothing repeated
@@ -141,68 +142,68 @@ def test_resume_after_crash_has_exactly_one_judgment_per_unit(tmp_path):
     assert s["n_samples"] == 20 and s["accuracy"] == 1.0
 
     again = CrashingBackend(oracle_judge, crash_at=-1)
-    run_eval(again, proto, pairs, tmp_path, samples=2, params=SAMPLED, batch_size=3, progress=False)
+    ev(again, proto, pairs, tmp_path, samples=2, params=SAMPLED, batch_size=3, progress=False)
     assert again.n_prompts == 0 and len(keys(jpath)) == 20
 
 
 def test_torn_last_line_is_dropped_and_redone(tmp_path):
     pairs = make_pairs(3)
     proto = get_protocol("pav")
-    run_eval(ScriptedBackend(oracle_judge), proto, pairs, tmp_path, params=PARAMS, progress=False)
+    ev(ScriptedBackend(oracle_judge), proto, pairs, tmp_path, params=PARAMS, progress=False)
     jpath = tmp_path / "judgments.jsonl"
     lines = jpath.read_text().splitlines(keepends=True)
     jpath.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # crash mid-write
     backend = ScriptedBackend(oracle_judge)
     with pytest.warns(UserWarning, match="torn last line"):
-        s = run_eval(backend, proto, pairs, tmp_path, params=PARAMS, progress=False)
+        s = ev(backend, proto, pairs, tmp_path, params=PARAMS, progress=False)
     assert sum(len(c) for c in backend.calls) == 1
     ks = keys(jpath)
     assert len(ks) == len(set(ks)) == 6 and s["accuracy"] == 1.0
 
 
 def test_corrupt_middle_line_is_an_error(tmp_path):
-    run_eval(ScriptedBackend(oracle_judge), get_protocol("pav"), make_pairs(2), tmp_path, params=PARAMS,
+    ev(ScriptedBackend(oracle_judge), get_protocol("pav"), make_pairs(2), tmp_path, params=PARAMS,
              progress=False)
     jpath = tmp_path / "judgments.jsonl"
     lines = jpath.read_text().splitlines(keepends=True)
     jpath.write_text(lines[0] + "{not json\n" + "".join(lines[1:]))
     with pytest.raises(ValueError, match=r"judgments.jsonl:2: corrupt"):
-        run_eval(ScriptedBackend(oracle_judge), get_protocol("pav"), make_pairs(2), tmp_path, params=PARAMS,
+        ev(ScriptedBackend(oracle_judge), get_protocol("pav"), make_pairs(2), tmp_path, params=PARAMS,
                  progress=False)
 
 
 def test_refuses_to_resume_a_different_run(tmp_path):
     pairs = make_pairs(2)
-    run_eval(ScriptedBackend(oracle_judge), get_protocol("pav"), pairs, tmp_path, params=PARAMS, progress=False)
+    ev(ScriptedBackend(oracle_judge), get_protocol("pav"), pairs, tmp_path, params=PARAMS, progress=False)
     with pytest.raises(RunConfigMismatch, match="samples: 1 in run.json, 2 now"):
-        run_eval(ScriptedBackend(oracle_judge), get_protocol("pav"), pairs, tmp_path, samples=2,
+        ev(ScriptedBackend(oracle_judge), get_protocol("pav"), pairs, tmp_path, samples=2,
                  params=SAMPLED, progress=False)
     with pytest.raises(RunConfigMismatch, match="protocol"):
-        run_eval(ScriptedBackend(oracle_judge), get_protocol("pas"), pairs, tmp_path, params=PARAMS,
+        ev(ScriptedBackend(oracle_judge), get_protocol("pas"), pairs, tmp_path, params=PARAMS,
                  progress=False)
     changed = [pairs[0], PreferencePair(id="q1", prompt="other", chosen="GOOD", rejected="BAD")]
     with pytest.raises(RunConfigMismatch, match="pair 'q1' has different content"):
-        run_eval(ScriptedBackend(oracle_judge), get_protocol("pav"), changed, tmp_path, params=PARAMS,
+        ev(ScriptedBackend(oracle_judge), get_protocol("pav"), changed, tmp_path, params=PARAMS,
                  progress=False)
     # overwrite (resume=False) discards the old run
-    s = run_eval(ScriptedBackend(always_a), get_protocol("pav"), pairs, tmp_path, samples=2, params=SAMPLED,
+    s = ev(ScriptedBackend(always_a), get_protocol("pav"), pairs, tmp_path, samples=2, params=SAMPLED,
                  progress=False, resume=False)
     assert s["n_samples"] == 8 and s["accuracy"] == 0.5
 
 
 def test_limit_can_grow_and_summary_covers_only_current_pairs(tmp_path):
     proto = get_protocol("pav")
-    run_eval(ScriptedBackend(oracle_judge), proto, make_pairs(3), tmp_path, params=PARAMS, progress=False)
+    ev(ScriptedBackend(oracle_judge), proto, make_pairs(3), tmp_path, params=PARAMS, progress=False)
     backend = ScriptedBackend(oracle_judge)
-    s = run_eval(backend, proto, make_pairs(5), tmp_path, params=PARAMS, progress=False)
+    s = ev(backend, proto, make_pairs(5), tmp_path, params=PARAMS, progress=False)
     assert sum(len(c) for c in backend.calls) == 4 and s["n_pairs"] == 5
-    s = run_eval(ScriptedBackend(oracle_judge), proto, make_pairs(2), tmp_path, params=PARAMS, progress=False)
+    s = ev(ScriptedBackend(oracle_judge), proto, make_pairs(2), tmp_path, params=PARAMS, progress=False)
     assert s["n_pairs"] == 2
 
 
 def test_invalid_outputs_are_counted_not_tied(tmp_path):
     outputs = iter(["<think>x</think><verdict>A</verdict>", "I think A is better"] * 4)
-    s = run_eval(ScriptedBackend(lambda m, p: next(outputs)), get_protocol("pav"), make_pairs(4), tmp_path,
+    s = ev(ScriptedBackend(lambda m, p: next(outputs)), get_protocol("pav"), make_pairs(4), tmp_path,
                  params=PARAMS, progress=False, batch_size=1)
     assert s["invalid_rate"] == 0.5 and s["tie_rate"] == 0.0
     assert s["invalid_reasons"] and sum(s["invalid_reasons"].values()) == 4
@@ -217,7 +218,7 @@ def test_pointwise_protocol_scores_each_response(tmp_path):
         return "<think>ok</think><score>" + ("8" if "GOOD" in text else "3") + "</score>"
 
     backend = ScriptedBackend(scorer)
-    s = run_eval(backend, get_protocol("pos"), make_pairs(4), tmp_path, params=PARAMS, progress=False)
+    s = ev(backend, get_protocol("pos"), make_pairs(4), tmp_path, params=PARAMS, progress=False)
     assert s["kind"] == "pointwise" and s["accuracy"] == 1.0
     assert s["position_consistent_accuracy"] == s["accuracy"] and s["flip_rate"] is None
     assert sum(len(c) for c in backend.calls) == 8
@@ -238,7 +239,7 @@ def test_test_time_scaling_majority_vote(tmp_path):
         wrong = "B" if right == "A" else "A"
         return f"<verdict>{wrong if counter[text] % 3 == 0 else right}</verdict>"
 
-    s = run_eval(ScriptedBackend(noisy), get_protocol("pav"), make_pairs(4), tmp_path, samples=3,
+    s = ev(ScriptedBackend(noisy), get_protocol("pav"), make_pairs(4), tmp_path, samples=3,
                  params=SamplingParams(max_new_tokens=16, temperature=0.7), progress=False)
     assert s["n_samples"] == 24 and s["n_judgments"] == 8
     assert s["accuracy"] == 1.0 and s["position_consistent_accuracy"] == 1.0
@@ -249,7 +250,7 @@ def test_listwise_protocol_on_pairs(tmp_path):
         text = messages[-1]["content"]
         return "<think>x</think><best>" + ("1" if text.index("GOOD") < text.index("BAD") else "2") + "</best>"
 
-    s = run_eval(ScriptedBackend(best), get_protocol("listwise"), make_pairs(3), tmp_path, params=PARAMS,
+    s = ev(ScriptedBackend(best), get_protocol("listwise"), make_pairs(3), tmp_path, params=PARAMS,
                  progress=False)
     assert s["kind"] == "listwise" and s["accuracy"] == 1.0 and s["n_judgments"] == 6
 
@@ -288,7 +289,7 @@ def test_tool_loop_adds_tool_statistics(tmp_path):
         return f"<think>let me check</think>\n```python\n{code}\n```\n"
 
     sandbox = FakeSandbox()
-    s = run_eval(ScriptedBackend(tir_judge), get_protocol("pav"), make_pairs(3), tmp_path, params=PARAMS,
+    s = ev(ScriptedBackend(tir_judge), get_protocol("pav"), make_pairs(3), tmp_path, params=PARAMS,
                  sandbox=sandbox, progress=False)
     assert len(sandbox.codes) == 6
     assert s["tool_use_rate"] == 1.0 and s["mean_tool_rounds"] == 1.0
@@ -302,18 +303,18 @@ def test_tool_loop_adds_tool_statistics(tmp_path):
 
 def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="no pairs"):
-        run_eval(ScriptedBackend(always_a), get_protocol("pav"), [], tmp_path)
+        ev(ScriptedBackend(always_a), get_protocol("pav"), [], tmp_path)
     with pytest.raises(ValueError, match="batch_size"):
-        run_eval(ScriptedBackend(always_a), get_protocol("pav"), make_pairs(1), tmp_path, batch_size=0)
+        ev(ScriptedBackend(always_a), get_protocol("pav"), make_pairs(1), tmp_path, batch_size=0)
 
 
 def test_last_record_without_newline_is_kept_and_appending_stays_line_based(tmp_path):
     proto = get_protocol("pav")
-    run_eval(ScriptedBackend(oracle_judge), proto, make_pairs(2), tmp_path, params=PARAMS, progress=False)
+    ev(ScriptedBackend(oracle_judge), proto, make_pairs(2), tmp_path, params=PARAMS, progress=False)
     jpath = tmp_path / "judgments.jsonl"
     jpath.write_text(jpath.read_text().rstrip("\n"))
     backend = ScriptedBackend(oracle_judge)
-    run_eval(backend, proto, make_pairs(3), tmp_path, params=PARAMS, progress=False)
+    ev(backend, proto, make_pairs(3), tmp_path, params=PARAMS, progress=False)
     assert sum(len(c) for c in backend.calls) == 2
     ks = keys(jpath)
     assert len(ks) == len(set(ks)) == 6
@@ -323,8 +324,6 @@ def test_last_record_without_newline_is_kept_and_appending_stays_line_based(tmp_
 
 
 def test_force_answer_prefills_tag_only_for_unfinished_judgments(tmp_path):
-    from judgerl.eval.runner import forced_answer_suffix
-
     pav = get_protocol("pav")
     pairs = [PreferencePair(id=f"p{i}", prompt="2+2?", chosen="4", rejected="5") for i in range(2)]
 
@@ -335,7 +334,7 @@ def test_force_answer_prefills_tag_only_for_unfinished_judgments(tmp_path):
             return "A</verdict>"
         return "<think>Both look similar"  # an untrained judge that never answers
 
-    summary = run_eval(ScriptedBackend(reply), pav, pairs, tmp_path / "forced", force_answer=True, progress=False,
+    summary = ev(ScriptedBackend(reply), pav, pairs, tmp_path / "forced", force_answer=True, progress=False,
                        n_bootstrap=10)
     assert summary["invalid_rate"] == 0.0
     assert summary["forced_answer_rate"] == 1.0
@@ -346,12 +345,12 @@ def test_force_answer_prefills_tag_only_for_unfinished_judgments(tmp_path):
     assert summary["accuracy"] == 0.5 and summary["position_consistent_accuracy"] == 0.0
 
     # Without the flag the same outputs stay invalid (never silently repaired).
-    plain = run_eval(ScriptedBackend(reply), pav, pairs, tmp_path / "plain", progress=False, n_bootstrap=10)
+    plain = ev(ScriptedBackend(reply), pav, pairs, tmp_path / "plain", progress=False, n_bootstrap=10)
     assert plain["invalid_rate"] == 1.0 and "forced_answer_rate" not in plain
-    assert forced_answer_suffix(pav, "no think tags") == "\n\n<verdict>"
+    assert pav.force_suffix("no think tags") == "\n\n<verdict>"
     # An echoed, never-closed code fence is closed first, so the forced tag is outside the code.
     echoed = "<think>Response A:\n```python\ndef f(x):\n    return x"
-    forced = echoed + forced_answer_suffix(pav, echoed) + "A</verdict>"
+    forced = echoed + pav.force_suffix(echoed) + "A</verdict>"
     assert pav.parse(forced).verdict == "A"
 
 
@@ -359,7 +358,7 @@ def test_force_answer_leaves_finished_judgments_alone(tmp_path):
 
     backend = ScriptedBackend(lambda m, p: "<think>ok</think><verdict>B</verdict>")
     pairs = [PreferencePair(id="p", prompt="q", chosen="x", rejected="y")]
-    summary = run_eval(backend, get_protocol("pav"), pairs, tmp_path, force_answer=True, progress=False,
+    summary = ev(backend, get_protocol("pav"), pairs, tmp_path, force_answer=True, progress=False,
                        n_bootstrap=10)
     assert summary["forced_answer_rate"] == 0.0
     assert len(backend.calls) == 1  # no extra generate call
@@ -375,7 +374,7 @@ def test_forced_single_tag_answer_stops_at_end_of_line(tmp_path):
         return "Looking at both programs"
 
     pairs = [PreferencePair(id="p", prompt="q", chosen="x", rejected="y")]
-    run_eval(ScriptedBackend(reply), get_protocol("pav"), pairs, tmp_path, force_answer=True, progress=False,
+    ev(ScriptedBackend(reply), get_protocol("pav"), pairs, tmp_path, force_answer=True, progress=False,
              n_bootstrap=10)
     recs = [json.loads(line) for line in (tmp_path / "judgments.jsonl").read_text().splitlines()]
     assert [r["raw_output"] for r in recs] == ["Looking at both programs\n\n<verdict>B</verdict>"] * 2

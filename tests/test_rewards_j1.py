@@ -10,7 +10,8 @@ from judgerl.rewards import (
     get_pointwise_pair_reward,
     get_verdict_reward,
 )
-from judgerl.rewards.j1 import completion_text, partner_index
+from judgerl.protocols import PaV, PoS
+from judgerl.rewards._columns import completion_text, partner_index
 
 A = "<think>72 is right, A says 72.</think>\n<verdict>A</verdict>"
 B = "<think>B matches.</think>\n<verdict>B</verdict>"
@@ -123,7 +124,7 @@ def test_pointwise_pair_reward_formula(s_chosen: str, s_rejected: str, expected:
 
 
 def test_pointwise_pair_reward_invalid_or_out_of_range_is_zero() -> None:
-    fn = get_pointwise_pair_reward("pos", min_score=0, max_score=10)
+    fn = get_pointwise_pair_reward(PoS(min_score=0, max_score=10))
     assert fn([BAD, S.format(2)], pair_id=["p", "p"], role=["chosen", "rejected"]) == [0.0, 0.0]
     assert fn([S.format(11), S.format(2)], pair_id=["p", "p"], role=["chosen", "rejected"]) == [0.0, 0.0]
 
@@ -155,18 +156,26 @@ def test_multitask_batch_each_reward_scores_its_rows() -> None:
         order=[0, 1, None, None],
         role=[None, None, "chosen", "rejected"],
     )
-    assert get_verdict_reward(None)(completions, **cols) == [1.0, 1.0, None, None]
-    assert get_consistency_reward(None)(completions, **cols) == [1.0, 1.0, None, None]
-    assert get_pointwise_pair_reward(None)(completions, **cols) == [None, None, 1.0, 1.0]
-    assert get_format_reward(None)(completions + [BAD], **{k: v + [v[0]] for k, v in cols.items()}) == [
+    both = [PaV(), PoS()]
+    assert get_verdict_reward(both)(completions, **cols) == [1.0, 1.0, None, None]
+    assert get_consistency_reward(both)(completions, **cols) == [1.0, 1.0, None, None]
+    assert get_pointwise_pair_reward(both)(completions, **cols) == [None, None, 1.0, 1.0]
+    assert get_format_reward(both)(completions + [BAD], **{k: v + [v[0]] for k, v in cols.items()}) == [
         1.0, 1.0, 1.0, 1.0, 0.0,
     ]
 
 
-def test_format_reward_requires_protocol() -> None:
+def test_format_reward_needs_the_protocol_of_each_row() -> None:
     with pytest.raises(KeyError, match="protocol"):
-        get_format_reward(None)([A])
+        get_format_reward([PaV(), PoS()])([A])
     assert get_format_reward("pav")([A, BAD]) == [1.0, 0.0]
+
+
+def test_format_reward_uses_the_protocol_options() -> None:
+    """A 0-9 PoS recipe's format reward parses on 0-9: a score of 10 is invalid (it parsed on 0-10)."""
+    ten = S.format(10)
+    assert get_format_reward(PoS(max_score=9))([ten, S.format(9)]) == [0.0, 1.0]
+    assert get_format_reward(PoS())([ten]) == [1.0]
 
 
 def test_completion_text_and_partner_index() -> None:

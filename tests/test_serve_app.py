@@ -11,7 +11,8 @@ from fastapi.testclient import TestClient
 
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.protocols import get_protocol
-from judgerl.serve.app import ServeConfig, create_app, majority_verdict, mean_score
+from judgerl.aggregate import aggregate_decisions
+from judgerl.serve.app import ServeConfig, create_app
 from judgerl.types import Decision
 
 
@@ -163,10 +164,11 @@ def test_samples_mean_score_and_majority_vote():
     assert body["score"] == pytest.approx(5.0) and len(body["raw"]) == 3
 
     votes = [Decision(True, verdict="A"), Decision(True, verdict="B"), Decision(True, verdict="A"), Decision.invalid("x")]
-    assert majority_verdict(votes).verdict == "A"
-    assert majority_verdict(votes[:2]).verdict == "tie"
-    assert not majority_verdict([Decision.invalid("missing_final_answer")]).valid
-    assert mean_score([Decision(True, scores=(2.0,)), Decision.invalid("x"), Decision(True, scores=(4.0,))]).scores == (3.0,)
+    assert aggregate_decisions(votes, "pairwise").verdict == "A"
+    assert aggregate_decisions(votes[:2], "pairwise").verdict == "tie"
+    assert not aggregate_decisions([Decision.invalid("missing_final_answer")], "pairwise").valid
+    scored = [Decision(True, scores=(2.0,)), Decision.invalid("x"), Decision(True, scores=(4.0,))]
+    assert aggregate_decisions(scored, "pointwise").scores == (3.0,)
 
 
 def test_openrlhf_get_reward_splits_templated_queries(pointwise_client):
@@ -247,11 +249,16 @@ def test_backend_failure_is_500_and_server_recovers():
     app = create_app(ScriptedBackend(flaky), "pav")
     with TestClient(app) as c:
         r = c.post("/v1/judge/pairwise", json={"prompt": "q", "response_a": "a", "response_b": "b"})
-        assert r.status_code == 500 and "CUDA out of memory" in r.json()["error"]
+        # a failure of the item is reported on the item, never as a 500
+        assert r.status_code == 200
+        body = r.json()
+        assert body["valid"] is False and body["invalid_reason"] == "generation_failed"
+        assert "CUDA out of memory" in body["error"]
         state["fail"] = False
         r = c.post("/v1/judge/pairwise", json={"prompt": "q", "response_a": "a", "response_b": "b"})
         assert r.status_code == 200 and r.json()["verdict"] == "A"
-        assert c.get("/health").json()["batching"]["failed_batches"] == 1
+        health = c.get("/health").json()
+        assert health["batching"]["failed_items"] == 1 and health["requests"]["item_errors"] == 1
 
 
 def test_queue_full_gives_503_with_retry_after():
@@ -279,9 +286,21 @@ def test_queue_full_gives_503_with_retry_after():
         assert results["first"] == 200
 
 
-def test_listwise_protocol_is_refused():
-    with pytest.raises(ValueError, match="pairwise or pointwise"):
-        create_app(ScriptedBackend(["x"]), "listwise")
+def test_listwise_protocol_is_served():
+    def best_good(messages, params):
+        text = content(messages)
+        blocks = text.split("[The Start of Response ")[1:]
+        best = next(b.split("]")[0] for b in blocks if "GOOD" in b.split("[The End")[0])
+        return f"<think>x</think><best>{best}</best>"
+
+    app = create_app(ScriptedBackend(best_good), "listwise")
+    with TestClient(app) as c:
+        body = c.post("/v1/judge/listwise", json={"prompt": "q", "responses": ["a", "b", "GOOD c"]}).json()
+        assert body["valid"] and body["best"] == 2 and body["ranking"] == [2]
+        r = c.post("/v1/judge/listwise", json={"prompt": "q", "responses": ["only one"]})
+        assert r.status_code == 422
+        assert c.post("/v1/judge/pairwise", json={"prompt": "q", "response_a": "a", "response_b": "b"}).status_code == 400
+        assert c.post("/v1/rewards", json={"items": [{"prompt": "q", "response": "a"}]}).status_code == 400
 
 
 def test_unknown_protocol_name():

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from judgerl.serve.batcher import MicroBatcher, ServerBusy
+from judgerl.serve.batcher import ClientGone, MicroBatcher, ServerBusy
 from judgerl.serve.compat import clean_response, split_query, untemplate_prompt
 from judgerl.types import Completion
 
@@ -84,41 +84,66 @@ def test_requests_arriving_while_generating_form_the_next_batch():
     assert calls == [1, 5]
 
 
-def test_generate_error_reaches_every_request_of_the_batch_only():
-    state = {"n": 0}
-
+def test_a_failing_batch_is_retried_item_by_item_so_only_the_bad_item_fails():
     def gen(prompts):
-        state["n"] += 1
-        if state["n"] == 1:
-            raise RuntimeError("boom")
-        return [Completion("ok", 1, 1) for _ in prompts]
+        if any(p[-1]["content"] == "bad" for p in prompts):
+            raise RuntimeError("boom on bad")
+        return [Completion("ok " + p[-1]["content"], 1, 1) for p in prompts]
 
     async def main():
         b = MicroBatcher(gen, max_batch_size=8, max_wait_ms=30)
         await b.start()
         try:
-            res = await asyncio.gather(b.submit([msg("a")]), b.submit([msg("b")]), return_exceptions=True)
+            res = await asyncio.gather(b.submit([msg("a")]), b.submit([msg("bad"), msg("b")]))
             after = await b.submit([msg("c")])
         finally:
             await b.stop()
         return res, after, b.stats
 
-    res, after, stats = asyncio.run(main())
-    assert all(isinstance(r, RuntimeError) and "boom" in str(r) for r in res)
-    assert after[0].text == "ok" and stats.failed_batches == 1
+    (first, second), after, stats = asyncio.run(main())
+    assert first[0].text == "ok a" and second[1].text == "ok b"
+    assert isinstance(second[0], RuntimeError) and "boom on bad" in str(second[0])
+    assert after[0].text == "ok c"
+    assert stats.failed_batches == 1 and stats.failed_items == 1
 
 
-def test_wrong_number_of_completions_is_an_error():
+def test_wrong_number_of_results_fails_the_item():
     async def main():
         b = MicroBatcher(lambda ps: [], max_wait_ms=0)
         await b.start()
         try:
-            await b.submit([msg("a")])
+            return await b.submit([msg("a")])
         finally:
             await b.stop()
 
-    with pytest.raises(RuntimeError, match="0 completions for 1 prompts"):
-        asyncio.run(main())
+    (res,) = asyncio.run(main())
+    assert isinstance(res, RuntimeError) and "0 results for 1 items" in str(res)
+
+
+def test_items_of_a_disconnected_client_are_not_generated():
+    seen = []
+
+    def gen(prompts):
+        seen.extend(p[-1]["content"] for p in prompts)
+        return [Completion("ok", 1, 1) for _ in prompts]
+
+    async def gone():
+        return True
+
+    async def alive():
+        return False
+
+    async def main():
+        b = MicroBatcher(gen, max_batch_size=8, max_wait_ms=30)
+        await b.start()
+        try:
+            return await asyncio.gather(b.submit([msg("dropped")], gone), b.submit([msg("kept")], alive))
+        finally:
+            await b.stop()
+
+    dropped, kept = asyncio.run(main())
+    assert isinstance(dropped[0], ClientGone) and kept[0].text == "ok"
+    assert seen == ["kept"]
 
 
 def test_pending_limit_and_lazy_start():

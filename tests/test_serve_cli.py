@@ -46,7 +46,7 @@ def test_options_reach_the_app(monkeypatch, tmp_path):
     assert code == 0 and seen["port"] == 8123 and seen["host"] == "127.0.0.1"
     service = seen["app"].state.service
     assert service.config.max_items == 7 and service.config.samples == 2 and service.config.invalid_reward == -1
-    assert service.score_range == (0.0, 9.0) and service.params.temperature == 0.5
+    assert service.score_range == (0.0, 9.0) and service.judge.params.temperature == 0.5
 
 
 @pytest.mark.server

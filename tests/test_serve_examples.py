@@ -11,7 +11,8 @@ import pytest
 
 from judgerl.backends import ScriptedBackend
 from judgerl.serve.app import create_app
-from judgerl.serve.client import JudgeClient, JudgeClientError, completion_text, prompt_text, remote_reward
+from judgerl.rewards._columns import completion_text, prompt_text
+from judgerl.serve.client import JudgeClient, JudgeClientError, remote_reward
 from judgerl.serve.runner import ServerThread
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from support.judging import ev
 from judgerl.backends import SamplingParams
 from judgerl.backends.hf import HFBackend
 from judgerl.backends.openai import OpenAIBackend, OpenAIBackendError
@@ -78,7 +79,7 @@ def test_eval_through_openai_backend_gives_hf_decisions(local_server, hf_unbatch
     params = SamplingParams(max_new_tokens=16)
     backend = OpenAIBackend(local_server.model, base_url=local_server.base_url, max_concurrency=2, timeout_s=600)
     for name, b in (("openai", backend), ("hf", hf_unbatched)):
-        run_eval(b, protocol, pairs, tmp_path / name, params=params, progress=False, write_report=False)
+        ev(b, protocol, pairs, tmp_path / name, params=params, progress=False, write_report=False)
 
     def records(name):
         lines = (tmp_path / name / "judgments.jsonl").read_text().splitlines()

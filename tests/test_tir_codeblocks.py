@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judgerl.tools.codeblocks import (
+from judgerl.codeblocks import (
     cap_text,
     count_python_blocks,
     find_first_python_block,

@@ -153,7 +153,7 @@ def test_backend_returning_wrong_count_is_an_error():
     class Broken:
         name = "broken"
 
-        def generate(self, prompts, params):
+        def generate(self, prompts, params, **kw):
             return []
 
     with pytest.raises(RuntimeError, match="0 completions for 1 prompts"):
@@ -178,7 +178,7 @@ def test_length_after_complete_block_still_executes():
             self.outputs = iter([Completion(code_block("print(1)") + "rambling " * 5, 3, 20, "length"),
                                  Completion("final", 3, 1, "stop")])
 
-        def generate(self, prompts, params):
+        def generate(self, prompts, params, **kw):
             return [next(self.outputs) for _ in prompts]
 
     [traj] = run_tool_loop(LengthBackend(), [user("q")], SamplingParams(max_new_tokens=20), FakeSandbox())
@@ -286,9 +286,35 @@ def test_seed_varies_per_round():
         seeds.append(params.seed)
         return "end" if msgs[-1]["role"] == "assistant" else code_block("print(1)")
 
-    run_tool_loop(ScriptedBackend(script), [user("q")], SamplingParams(max_new_tokens=9, temperature=1.0, seed=7),
-                  FakeSandbox())
-    assert seeds == [7, 8]
+    from judgerl.tools.tir import round_seed
+
+    run_tool_loop(ScriptedBackend(script), [user("q")], SamplingParams(max_new_tokens=9, temperature=1.0),
+                  FakeSandbox(), seeds=[7])
+    assert seeds == [7, round_seed(7, 1)] and seeds[0] != seeds[1]
+
+
+def test_a_trajectory_does_not_depend_on_the_others_in_its_batch():
+    def script(msgs, params):
+        # the "model" samples from its seed: a different seed gives a different trajectory
+        n = params.seed % 3
+        return "end" if msgs[-1]["role"] == "assistant" else code_block(f"print({n})")
+
+    sampled = SamplingParams(max_new_tokens=9, temperature=1.0)
+    echo = {f"print({n})": ExecResult(f"{n}\n", "", 0, False, False, 0.0) for n in range(3)}
+    together = run_tool_loop(ScriptedBackend(script), [user("a"), user("b"), user("c")], sampled,
+                             FakeSandbox(echo), seeds=[10, 11, 12])
+    alone = run_tool_loop(ScriptedBackend(script), [user("b")], sampled, FakeSandbox(echo), seeds=[11])
+    assert together[1].text == alone[0].text
+
+
+def test_on_done_reports_each_trajectory_once_when_it_finishes():
+    def script(msgs, params):
+        return "end" if (msgs[-1]["role"] == "assistant" or msgs[-1]["content"] == "quick") else code_block("print(1)")
+
+    done = []
+    trajs = run_tool_loop(ScriptedBackend(script), [user("slow"), user("quick")], PARAMS, FakeSandbox(),
+                          on_done=lambda i, t: done.append((i, t.tool_calls)))
+    assert done == [(1, 0), (0, 1)] and [t.tool_calls for t in trajs] == [1, 0]
 
 
 # --------------------------------------------------------------------------- prefill

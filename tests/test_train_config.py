@@ -34,13 +34,48 @@ def test_recipe_without_data_is_rejected() -> None:
 def test_overrides_parse_yaml_values() -> None:
     cfg = load_recipe(
         "j1-pav",
-        ["grpo.max_steps=2", "rewards.format=0", "data.limit=null", "resume=true", "grpo.nested.key=[1, 2]"],
+        ["grpo.max_steps=2", "rewards.format=0", "data.limit=null", "resume=true", "dapo.dynamic_sampling=false"],
     )
     assert cfg.grpo["max_steps"] == 2
-    assert cfg.rewards["format"] == 0
-    assert cfg.data["limit"] is None
+    assert cfg.rewards.format == 0 and "format" not in cfg.rewards.weights()
+    assert cfg.data.limit is None
     assert cfg.resume is True
-    assert cfg.grpo["nested"] == {"key": [1, 2]}
+    assert cfg.dapo.dynamic_sampling is False
+
+
+@pytest.mark.parametrize(
+    "override,match",
+    [
+        ("dapo.dynamic_sampeling=true", r"dapo.dynamic_sampeling: unknown field \(did you mean 'dynamic_sampling'\?\)"),
+        ("warmup.step=3", r"warmup.step: unknown field \(did you mean 'steps'\?\)"),
+        ("tools.max_round=2", r"did you mean 'max_rounds'"),
+        ("rewards.verdcit=1", r"did you mean 'verdict'"),
+        ("data.pth=x", r"did you mean 'path'"),
+        ("sedd=3", r"did you mean 'seed'"),
+    ],
+)
+def test_misspelt_section_keys_name_the_closest_valid_one(override: str, match: str) -> None:
+    with pytest.raises(RecipeError, match=match):
+        load_recipe("j1-pav", [override])
+
+
+def test_misspelt_trainer_keys_are_errors_with_the_closest_field() -> None:
+    cfg = load_recipe("j1-pav", ["data.path=x", "grpo.learing_rate=1e-5"])
+    with pytest.raises(RecipeError, match=r"grpo.learing_rate: unknown JudgeGRPOConfig field \(did you mean 'learning_rate'\?\)"):
+        cfg.validate()
+    cfg = load_recipe("j1-pav", ["data.path=x", "sft.max_stpes=3"])
+    with pytest.raises(RecipeError, match=r"did you mean 'max_steps'"):
+        cfg.validate()
+
+
+def test_protocols_are_objects_with_the_recipe_scale() -> None:
+    cfg = load_recipe("score-regression", ["data.path=x"])
+    pos = cfg.pointwise()
+    assert (pos.name, pos.min_score, pos.max_score) == ("pos", 0, 9) and cfg.pairwise() is None
+    mt = load_recipe("j1-multitask", ["data.path=x", "score_max=9", "protocol=pas", "protocol_args.max_score=5"])
+    assert mt.pairwise().max_score == 5 and mt.pointwise().max_score == 9
+    with pytest.raises(RecipeError, match="protocol='nope'"):
+        apply_overrides(mt, ["protocol=nope"]).validate()
 
 
 @pytest.mark.parametrize(
@@ -62,7 +97,7 @@ def test_validate_messages_name_fields() -> None:
     with pytest.raises(RecipeError, match="task="):
         apply_overrides(cfg, ["task=nope"]).validate()
     with pytest.raises(RecipeError, match="rewards.speed"):
-        apply_overrides(cfg, ["rewards.speed=1"]).validate()
+        apply_overrides(cfg, ["rewards.speed=1"])
     with pytest.raises(RecipeError, match="non-zero"):
         apply_overrides(cfg, ["rewards.verdict=0", "rewards.consistency=0", "rewards.format=0"]).validate()
 
@@ -89,9 +124,9 @@ def test_grpo_config_built_and_odd_prompt_count_rejected() -> None:
     args = build_grpo_config(cfg, weights)
     assert args.epsilon_high == 0.28 and args.loss_type == "dapo" and args.mask_truncated_completions
     odd = apply_overrides(cfg, ["grpo.per_device_train_batch_size=4", "grpo.num_generations=4"])
-    with pytest.raises(RecipeError, match="must be even"):
+    with pytest.raises(RecipeError, match="must be a multiple of 2"):
         build_grpo_config(odd, weights)
-    with pytest.raises(RecipeError, match="unknown GRPOConfig"):
+    with pytest.raises(RecipeError, match="unknown JudgeGRPOConfig"):
         build_grpo_config(apply_overrides(cfg, ["grpo.not_a_field=1"]), weights)
 
 
@@ -101,6 +136,8 @@ def test_overlong_reward_needs_buffer() -> None:
     cfg = load_recipe("tir-judge", ["data.path=x", "dapo.overlong_buffer=null"])
     with pytest.raises(RecipeError, match="overlong_buffer"):
         build_reward_funcs(cfg)
+    with pytest.raises(RecipeError, match="overlong_buffer"):
+        cfg.validate()
 
 
 def test_cli_dry_run_and_list(capsys: pytest.CaptureFixture[str]) -> None:

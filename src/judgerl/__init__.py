@@ -1,6 +1,10 @@
 """judgerl: build, train with RL, evaluate and serve reasoning LLM judges."""
 
-from judgerl.types import Completion, Decision, PreferencePair, Segment, Trajectory
+from judgerl.runtime import apply_omp_policy
+
+apply_omp_policy()  # before anything imports torch; see judgerl.runtime
+
+from judgerl.types import Completion, Decision, PreferencePair, Segment, Trajectory  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -95,24 +95,42 @@ class Decision:
         return d
 
 
+#: Why a generation ended. ``stop``: EOS or a stop string; ``length``: ``max_new_tokens`` reached;
+#: ``content_filter``: the server filtered the answer; ``error``: the request failed (the text is
+#: empty and ``error`` says why); ``prompt_too_long``: the prompt plus ``max_new_tokens`` does not fit
+#: the model's context, so nothing was generated.
+FinishReason = Literal["stop", "length", "content_filter", "error", "prompt_too_long"]
+#: Finish reasons of a completion that a later run should try again (never cached as final).
+RETRYABLE_FINISH_REASONS = frozenset({"content_filter", "error"})
+
+
 @dataclass(frozen=True)
 class Completion:
     """One generated completion.
 
     Attributes:
-        text: Generated text only (the prompt is not included); stop strings are cut off.
+        text: Generated text only (the prompt is not included); stop strings are cut off. Empty for
+            a failed or refused generation.
         prompt_tokens: Number of prompt tokens (after the chat template).
         completion_tokens: Number of generated tokens.
-        finish_reason: ``"stop"`` (EOS or stop string) or ``"length"`` (hit max_new_tokens).
+        finish_reason: See :data:`FinishReason`.
+        error: For ``error`` / ``prompt_too_long`` / ``content_filter``: a one-line message (e.g.
+            ``"prompt has 12388 tokens + max_new_tokens 512 > context 8192 of hf/..."``); else None.
     """
 
     text: str
     prompt_tokens: int
     completion_tokens: int
-    finish_reason: Literal["stop", "length"] = "stop"
+    finish_reason: FinishReason = "stop"
+    error: str | None = None
+
+    @property
+    def retryable(self) -> bool:
+        """True when a later run should generate this prompt again (API error, filtered answer)."""
+        return self.finish_reason in RETRYABLE_FINISH_REASONS
 
 
-SegmentKind = Literal["model", "code", "tool"]
+SegmentKind = Literal["model", "code", "tool", "forced"]
 
 
 @dataclass(frozen=True)
@@ -120,8 +138,10 @@ class Segment:
     """A piece of a tool-integrated trajectory.
 
     ``kind``: ``"model"`` (reasoning text written by the judge), ``"code"`` (a code block the judge
-    wrote; also model-generated) or ``"tool"`` (interpreter output inserted by judgerl, to be masked
-    from the training loss). ``token_start``/``token_end`` are offsets (in tokens of the judge's
+    wrote; also model-generated), ``"tool"`` (interpreter output inserted by judgerl) or
+    ``"forced"`` (the answer-forcing prefill inserted by judgerl: closing fences/think, the answer
+    tag). ``tool`` and ``forced`` text is not the model's and is masked from the training loss;
+    ``tool`` text is also never read as the judge's answer (the forced prefill is: it frames it). ``token_start``/``token_end`` are offsets (in tokens of the judge's
     tokenizer, end exclusive) into the full completion, i.e. everything after the prompt.
     """
 
@@ -135,19 +155,34 @@ class Segment:
 class Trajectory:
     """A full judgment: the segments in order plus tool statistics.
 
-    ``text`` is the concatenation of all segment texts (what the parser reads).
-    ``tool_calls`` counts executed code blocks, ``tool_errors`` those that failed or timed out.
+    ``text`` is the concatenation of all segment texts. ``tool_calls`` counts executed code blocks,
+    ``tool_errors`` those that failed or timed out; ``error`` is the generation error of a failed
+    round (see :class:`Completion`).
     """
 
     segments: tuple[Segment, ...]
     tool_calls: int = 0
     tool_errors: int = 0
     prompt_tokens: int = 0
-    finish_reason: Literal["stop", "length"] = "stop"
+    finish_reason: FinishReason = "stop"
+    error: str | None = None
 
     @property
     def text(self) -> str:
         return "".join(s.text for s in self.segments)
+
+    def char_spans(self, *kinds: str) -> list[tuple[int, int]]:
+        """Character spans ``[start, end)`` in :attr:`text` of the segments of the given kinds.
+
+        The parser blanks the ``tool`` spans by these recorded offsets (never by re-finding
+        fences), so interpreter output can never be read as the judge's answer.
+        """
+        spans, pos = [], 0
+        for s in self.segments:
+            if s.kind in kinds:
+                spans.append((pos, pos + len(s.text)))
+            pos += len(s.text)
+        return spans
 
     @property
     def completion_tokens(self) -> int:
@@ -160,4 +195,5 @@ class Trajectory:
             "tool_errors": self.tool_errors,
             "prompt_tokens": self.prompt_tokens,
             "finish_reason": self.finish_reason,
+            "error": self.error,
         }

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import random
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from judgerl.types import Completion, Messages
 
@@ -17,9 +19,9 @@ class SamplingParams:
         max_new_tokens: Upper bound on generated tokens per completion.
         temperature: 0 means greedy decoding; > 0 samples.
         top_p: Nucleus sampling mass (only when sampling).
-        seed: Seed for sampling. Backends derive one seed per prompt from it (see
-            :func:`prompt_seed`), so the same seed and prompt give the same output whatever
-            else is in the batch. None: a fresh random seed per call.
+        seed: Base seed for sampling when a call passes no per-prompt ``seeds`` (backends then derive
+            one seed per prompt from it and the prompt text, see :func:`resolve_seeds`). None: fresh
+            random seeds. Callers that need reproducible results pass ``seeds`` instead.
         stop: Stop strings; generation ends at the first one and it is cut from the text.
     """
 
@@ -38,18 +40,48 @@ class SamplingParams:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
 
 
+#: Called by a backend as soon as the completion of prompt ``index`` is final (progress bars,
+#: streaming writers). May be called from a worker thread; must be cheap and must not raise.
+OnResult = Callable[[int, Completion], None]
+
+
 @runtime_checkable
 class Backend(Protocol):
     """Prompts in, completions out.
 
     ``generate`` takes a batch of chat prompts (see :data:`judgerl.types.Messages`; a trailing
     assistant message is continued, not closed) and returns one :class:`Completion` per prompt,
-    in order. Implementations batch internally as they see fit.
+    in order. Implementations batch internally as they see fit, but a prompt's completion depends
+    only on the prompt, ``params`` and its seed, never on the other prompts of the call.
+
+    Keyword arguments every judgerl backend accepts:
+
+    * ``seeds``: one sampling seed per prompt (ints; see :func:`derive_seed`). When given they
+      replace ``params.seed``. This is how results stay identical whatever the batch size or the
+      point where a resumed run restarted.
+    * ``on_result``: a callback ``f(index, completion)`` called once per prompt as soon as its
+      completion is final (see :data:`OnResult`).
+
+    Failures of one prompt (an API error after retries, a filtered answer, a prompt that does not
+    fit the context) are returned as that prompt's Completion with ``finish_reason`` ``error`` /
+    ``content_filter`` / ``prompt_too_long`` and ``error`` set; ``generate`` raises only for
+    failures of the whole call (bad arguments, a model that cannot run, authentication).
+
+    Attributes:
+        name: The model name as given to :func:`judgerl.backends.load_backend` (``hf/...``).
+        context_length: The model's context window in tokens, or None when unknown (remote APIs).
     """
 
     name: str
 
-    def generate(self, prompts: Sequence[Messages], params: SamplingParams) -> list[Completion]: ...
+    def generate(
+        self,
+        prompts: Sequence[Messages],
+        params: SamplingParams,
+        *,
+        seeds: Sequence[int] | None = None,
+        on_result: OnResult | None = None,
+    ) -> list[Completion]: ...
 
 
 def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
@@ -66,13 +98,57 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     return text[:best], True
 
 
-def prompt_seed(seed: int, text: str, occurrence: int = 0) -> int:
-    """A 63-bit sampling seed for one prompt, independent of the other prompts in the call.
+def derive_seed(*parts: object) -> int:
+    """A 63-bit seed that is a pure function of ``parts`` (SHA-256 of their ``str``, NUL-separated).
 
-    Derived by SHA-256 from the call's ``seed``, the rendered prompt ``text`` and
-    ``occurrence`` (0 for the first copy of this text in the call, 1 for the second, ...), so
-    repeated copies of one prompt (test-time scaling: N samples of a judgment) get different
-    streams, and the same prompt gives the same completion whatever it is batched with.
+    The one seed rule of judgerl: a sample's seed comes from what the sample *is* (run seed, pair
+    id, order, sample index, tool round), never from the batch it happens to be generated in, so
+    results are identical at any batch size, thread count or resume point. Identical across
+    processes and machines (no salted ``hash``).
     """
-    h = hashlib.sha256(f"{seed}\x00{occurrence}\x00{text}".encode("utf-8")).digest()
+    h = hashlib.sha256("\x00".join(str(p) for p in parts).encode("utf-8")).digest()
     return int.from_bytes(h[:8], "little") & ((1 << 63) - 1)
+
+
+def resolve_seeds(texts: Sequence[str], params: SamplingParams, seeds: Sequence[int] | None) -> list[int] | None:
+    """Per-prompt sampling seeds for one ``generate`` call.
+
+    Args:
+        texts: The rendered prompts (or any per-prompt identity string), one per prompt.
+        params: ``params.seed`` is used when ``seeds`` is None.
+        seeds: Explicit per-prompt seeds, or None.
+
+    Returns:
+        None for greedy decoding (``temperature == 0``); else one seed per prompt: ``seeds``; or
+        ``derive_seed(params.seed, text, k)`` for the k-th copy of a text in the call (repeated
+        copies get different streams); or, when neither is set, fresh random seeds.
+
+    Raises:
+        ValueError: ``len(seeds) != len(texts)`` or a seed that is not a non-negative int.
+    """
+    if seeds is not None:
+        seeds = list(seeds)
+        if len(seeds) != len(texts):
+            raise ValueError(f"got {len(seeds)} seeds for {len(texts)} prompts")
+        for i, s in enumerate(seeds):
+            if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+                raise ValueError(f"seeds[{i}] must be a non-negative int, got {s!r}")
+    if params.temperature == 0:
+        return None
+    if seeds is not None:
+        return seeds
+    base = params.seed if params.seed is not None else random.SystemRandom().getrandbits(62)
+    seen: Counter[str] = Counter()
+    out = []
+    for t in texts:
+        out.append(derive_seed(base, seen[t], t))
+        seen[t] += 1
+    return out
+
+
+def too_long_message(name: str, prompt_tokens: int, max_new_tokens: int, context: int) -> str:
+    """The error of a prompt that does not fit: names both numbers and the context window."""
+    return (
+        f"prompt has {prompt_tokens} tokens + max_new_tokens {max_new_tokens} = {prompt_tokens + max_new_tokens} "
+        f"> context {context} of {name}; shorten the texts or lower --max-new-tokens"
+    )

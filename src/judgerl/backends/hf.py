@@ -16,20 +16,25 @@ How a call to :meth:`HFBackend.generate` runs:
    (:meth:`HFBackend._prefill_rows`; 2.3x less prefill CPU time on PaV prompts). transformers
    stops a batch as soon as every row has hit EOS / a stop string / the token limit;
 4. sampling (``temperature > 0``) draws each row's tokens from its own ``torch.Generator``,
-   seeded from ``(params.seed, prompt text, occurrence)`` by :func:`prompt_seed`, so a prompt's
-   completion does not depend on which other prompts share its call or batch (up to
-   floating-point differences between batch shapes);
-5. outputs are cut at EOS / the first stop string and returned in input order.
+   seeded with the prompt's own seed (the caller's ``seeds``, see
+   :func:`~judgerl.backends.base.resolve_seeds`), so a prompt's completion does not depend on
+   which other prompts share its call or batch;
+5. a prompt whose tokens plus ``max_new_tokens`` exceed the model's context is not generated:
+   its Completion has ``finish_reason="prompt_too_long"`` and an error naming both numbers;
+6. outputs are cut at EOS / the first stop string and returned in input order; ``on_result``
+   is called for each row as soon as it has finished (EOS or stop string), not at the end of
+   its batch.
 """
 
 from __future__ import annotations
 
 import threading
 import warnings
-from collections import Counter
 from typing import Any, Sequence
 
-from judgerl.backends.base import SamplingParams, cut_at_stop, prompt_seed
+from judgerl.backends.base import OnResult, SamplingParams, cut_at_stop, resolve_seeds, too_long_message
+from judgerl.backends.chat import render_chat
+from judgerl.backends.hf_batching import RowSeededSampler, RowWatcher, plan_batches
 from judgerl.types import Completion, Messages
 
 #: Accepted ``dtype`` names and the torch dtype attribute they map to.
@@ -60,121 +65,6 @@ def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
     return n
 
 
-def render_chat(tokenizer: Any, messages: Messages) -> str:
-    """Render chat messages to the model's prompt text.
-
-    A trailing assistant message is *continued* (prefill): the template is applied to the
-    messages before it with a generation prompt, and the assistant content is appended verbatim
-    (no end-of-turn token), so the model's output continues that text.
-
-    Args:
-        tokenizer: A transformers tokenizer; its ``chat_template`` is used when it has one,
-            otherwise messages are joined as ``"role: content"`` paragraphs.
-        messages: The chat prompt.
-
-    Raises:
-        ValueError: a message lacks a ``role`` or ``content`` field (names the message index).
-    """
-    msgs = []
-    for i, m in enumerate(messages):
-        if "role" not in m or "content" not in m:
-            raise ValueError(f"message {i} needs 'role' and 'content' fields, got keys {sorted(m)}")
-        msgs.append({"role": m["role"], "content": m["content"]})
-    prefix = ""
-    if msgs and msgs[-1]["role"] == "assistant":
-        prefix = msgs.pop()["content"]
-    if getattr(tokenizer, "chat_template", None):
-        text = tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
-    else:  # base models without a template: plain concatenation
-        text = "\n\n".join(f"{m['role']}: {m['content']}" for m in msgs) + "\n\nassistant: "
-    return text + prefix
-
-
-def plan_batches(
-    lengths: Sequence[int], batch_size: int, max_batch_tokens: int, max_new_tokens: int
-) -> list[list[int]]:
-    """Group prompt indices into batches, longest prompts first.
-
-    A batch holds at most ``batch_size`` rows and, with left padding to its longest prompt,
-    at most ``max_batch_tokens`` KV-cache positions: ``rows x (longest + max_new_tokens)``.
-    A prompt longer than the budget on its own still gets a batch of one.
-
-    Args:
-        lengths: Prompt lengths in tokens, one per prompt (input order).
-        batch_size: Maximum rows per batch (>= 1).
-        max_batch_tokens: Token budget per batch (>= 1).
-        max_new_tokens: Generation budget per row, counted in the token budget.
-
-    Returns:
-        Lists of indices into ``lengths``; every index appears exactly once.
-    """
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in order:
-        longest = lengths[current[0]] if current else lengths[i]
-        if current and (
-            len(current) + 1 > batch_size or (len(current) + 1) * (longest + max_new_tokens) > max_batch_tokens
-        ):
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
-
-
-def _logits_processor_base() -> type:
-    from transformers import LogitsProcessor
-
-    return LogitsProcessor
-
-
-class RowSeededSampler(_logits_processor_base()):  # type: ignore[misc]
-    """Temperature + nucleus (top-p) sampling with one ``torch.Generator`` per batch row.
-
-    Used as the last logits processor of a *greedy* ``generate`` call: it samples each row's
-    next token itself and returns scores that are 0 at the sampled token and ``-inf`` elsewhere,
-    so greedy selection picks exactly the sampled token. Row ``i`` always consumes exactly one
-    draw of ``generators[i]`` per step, so its tokens do not depend on the other rows.
-
-    Args:
-        generators: One seeded generator per batch row, on the logits' device.
-        temperature: Softmax temperature (> 0).
-        top_p: Nucleus mass in (0, 1]; the smallest set of most-likely tokens whose probability
-            reaches ``top_p`` is kept (Holtzman et al. 2020, "The Curious Case of Neural Text
-            Degeneration", Sec. 3.1).
-    """
-
-    def __init__(self, generators: Sequence[Any], temperature: float, top_p: float) -> None:
-        if temperature <= 0:
-            raise ValueError(f"temperature must be > 0 for sampling, got {temperature}")
-        self.generators = list(generators)
-        self.temperature = temperature
-        self.top_p = top_p
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        """``scores``: float tensor (batch, vocab) of logits; returns a tensor of the same shape."""
-        import torch
-
-        if scores.shape[0] != len(self.generators):
-            raise ValueError(f"batch has {scores.shape[0]} rows but {len(self.generators)} generators")
-        probs = torch.softmax(scores.float() / self.temperature, dim=-1)
-        if self.top_p < 1.0:
-            sorted_p, sorted_idx = torch.sort(probs, dim=-1, descending=True)
-            # drop a token when the mass before it already reaches top_p (the top token is always kept)
-            drop = (sorted_p.cumsum(dim=-1) - sorted_p) >= self.top_p
-            sorted_p = sorted_p.masked_fill(drop, 0.0)
-            probs = torch.zeros_like(probs).scatter_(-1, sorted_idx, sorted_p)
-        picks = [
-            torch.multinomial(probs[i], 1, generator=g) for i, g in enumerate(self.generators)
-        ]
-        chosen = torch.cat(picks)
-        out = torch.full_like(scores, float("-inf"))
-        out.scatter_(1, chosen[:, None], 0.0)
-        return out
-
-
 class HFBackend:
     """Generate with a transformers causal LM (batched, left padding).
 
@@ -190,11 +80,14 @@ class HFBackend:
         static_cache: Preallocate each batch's KV cache to its final length; default True on
             CPU (saves re-concatenating the cache every step), False elsewhere (on GPU the
             dynamic cache is cheap, and a static one would make transformers compile per shape).
+        num_threads: If given, ``torch.set_num_threads(num_threads)`` (process-wide).
         row_prefill: With the static cache, run each prompt's prefill alone and unpadded
             (see :meth:`_prefill_rows`); saves the FLOPs spent on padding.
-        num_threads: If given, ``torch.set_num_threads(num_threads)`` (process-wide).
+        context_length: Override the model's context window in tokens (default: the config's
+            ``max_position_embeddings``).
 
-    Generation is serialised with a lock, so one instance can be shared by threads.
+    Generation is serialised with a lock, so one instance can be shared by threads. Use
+    :meth:`from_loaded` to wrap a model that is already in memory (training rollouts).
 
     Raises:
         ValueError: ``batch_size``, ``max_batch_tokens`` or ``num_threads`` < 1, or an unknown
@@ -212,88 +105,136 @@ class HFBackend:
         static_cache: bool | None = None,
         num_threads: int | None = None,
         row_prefill: bool = True,
+        context_length: int | None = None,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        if max_batch_tokens < 1:
-            raise ValueError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
         if dtype is not None and dtype not in DTYPES:
             raise ValueError(f"unknown dtype {dtype!r}; use one of {sorted(DTYPES)}")
         if num_threads is not None:
             if num_threads < 1:
                 raise ValueError(f"num_threads must be >= 1, got {num_threads}")
             torch.set_num_threads(num_threads)
-        self.name = f"hf/{model_path}"
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if dtype is None:
+            dtype = "float32" if device == "cpu" else "bfloat16"
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
+        model = AutoModelForCausalLM.from_pretrained(model_path, dtype=getattr(torch, DTYPES[dtype]))
+        model.to(device)
+        model.eval()
+        self._setup(model, tokenizer, f"hf/{model_path}", batch_size, max_batch_tokens, static_cache,
+                    row_prefill, context_length)
         self.model_path = model_path
+        self.dtype = DTYPES[dtype]
+
+    @classmethod
+    def from_loaded(
+        cls,
+        model: Any,
+        tokenizer: Any,
+        name: str = "policy",
+        batch_size: int = 64,
+        max_batch_tokens: int = 1 << 20,
+        static_cache: bool | None = None,
+        row_prefill: bool = True,
+    ) -> "HFBackend":
+        """A backend over a model already in memory (e.g. the policy being trained; no copy).
+
+        The model is used as it is (its train/eval mode and device are the caller's business);
+        generation runs under ``torch.inference_mode``.
+        """
+        self = cls.__new__(cls)
+        self._setup(model, tokenizer, name, batch_size, max_batch_tokens, static_cache, row_prefill, None)
+        self.model_path = name
+        self.dtype = str(next(model.parameters()).dtype).replace("torch.", "")
+        return self
+
+    def _setup(self, model: Any, tokenizer: Any, name: str, batch_size: int, max_batch_tokens: int,
+               static_cache: bool | None, row_prefill: bool, context_length: int | None) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if max_batch_tokens < 1:
+            raise ValueError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
+        self.name = name
+        self.model = model
+        self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.static_cache = (self.device == "cpu") if static_cache is None else static_cache
+        self.device = str(next(model.parameters()).device)
+        self.static_cache = self.device == "cpu" if static_cache is None else static_cache
         self.row_prefill = row_prefill
-        if dtype is None:
-            dtype = "float32" if self.device == "cpu" else "bfloat16"
-        self.dtype = DTYPES[dtype]
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
-        self.tokenizer.padding_side = "left"
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=getattr(torch, self.dtype))
-        self.model.to(self.device)
-        self.model.eval()
-        eos = self.model.generation_config.eos_token_id
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.context_length = context_length or getattr(model.config, "max_position_embeddings", None)
+        eos = model.generation_config.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else ([eos] if eos is not None else []))
-        if self.tokenizer.eos_token_id is not None:
-            eos_ids.add(self.tokenizer.eos_token_id)
+        if tokenizer.eos_token_id is not None:
+            eos_ids.add(tokenizer.eos_token_id)
         self.eos_token_ids = sorted(eos_ids)
         self._lock = threading.Lock()
 
     def render(self, messages: Messages) -> str:
-        """The prompt text for ``messages`` (see :func:`render_chat`)."""
+        """The prompt text for ``messages`` (see :func:`~judgerl.backends.chat.render_chat`)."""
         return render_chat(self.tokenizer, messages)
 
     def generate(
-        self, prompts: Sequence[Messages], params: SamplingParams, *, min_new_tokens: int = 0
+        self,
+        prompts: Sequence[Messages],
+        params: SamplingParams,
+        *,
+        seeds: Sequence[int] | None = None,
+        on_result: OnResult | None = None,
+        min_new_tokens: int = 0,
     ) -> list[Completion]:
         """Generate one completion per prompt, in input order.
 
         Args:
             prompts: Chat prompts; a trailing assistant message is continued.
             params: Sampling parameters. ``temperature == 0`` is greedy; otherwise each prompt
-                samples from its own generator seeded by :func:`prompt_seed` (``seed=None``
-                draws a fresh random seed per call).
+                samples from its own generator seeded by its seed (see ``seeds``).
+            seeds: One seed per prompt (see :func:`~judgerl.backends.base.resolve_seeds`).
+            on_result: Called ``f(index, completion)`` as soon as each row has finished.
             min_new_tokens: Suppress EOS before this many new tokens (benchmarks use it to
                 make every row generate the same number of tokens).
 
         Returns:
             Completions with the generated text (EOS and stop strings cut off), prompt and
-            completion token counts, and ``finish_reason`` "stop" (EOS or stop string) or
-            "length".
-        """
-        import torch
+            completion token counts, and ``finish_reason`` "stop" (EOS or stop string),
+            "length" or "prompt_too_long" (not generated; ``error`` names the numbers).
 
+        Raises:
+            ValueError: bad ``seeds``, or a message without role/content.
+        """
         if not prompts:
             return []
         texts = [self.render(p) for p in prompts]
         ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
-        seeds: list[int] | None = None
-        if params.temperature > 0:
-            base = params.seed if params.seed is not None else int(torch.randint(0, 2**62, (1,)).item())
-            seen: Counter[str] = Counter()
-            seeds = []
-            for t in texts:
-                seeds.append(prompt_seed(base, t, seen[t]))
-                seen[t] += 1
-        batches = plan_batches([len(x) for x in ids], self.batch_size, self.max_batch_tokens, params.max_new_tokens)
+        row_seeds = resolve_seeds(texts, params, seeds)
         out: list[Completion | None] = [None] * len(texts)
+        fits = []
+        for i, x in enumerate(ids):
+            if self.context_length is not None and len(x) + params.max_new_tokens > self.context_length:
+                msg = too_long_message(self.name, len(x), params.max_new_tokens, self.context_length)
+                out[i] = Completion("", len(x), 0, "prompt_too_long", error=msg)
+                if on_result is not None:
+                    on_result(i, out[i])
+            else:
+                fits.append(i)
+        batches = plan_batches([len(ids[i]) for i in fits], self.batch_size, self.max_batch_tokens,
+                               params.max_new_tokens)
         with self._lock:
-            for idx in batches:
+            for local in batches:
+                idx = [fits[j] for j in local]
                 rows = [ids[i] for i in idx]
-                row_seeds = [seeds[i] for i in idx] if seeds is not None else None
-                for i, c in zip(idx, self._generate_batch(rows, params, row_seeds, min_new_tokens)):
-                    out[i] = c
+                bseeds = [row_seeds[i] for i in idx] if row_seeds is not None else None
+
+                def report(k: int, c: Completion, idx: list[int] = idx) -> None:
+                    out[idx[k]] = c
+                    if on_result is not None:
+                        on_result(idx[k], c)
+
+                self._generate_batch(rows, params, bseeds, min_new_tokens, report)
         return out  # type: ignore[return-value]
 
     def _generate_batch(
@@ -302,11 +243,14 @@ class HFBackend:
         params: SamplingParams,
         seeds: list[int] | None,
         min_new_tokens: int,
-    ) -> list[Completion]:
+        report: Any,
+    ) -> None:
+        """Generate one batch; ``report(row, completion)`` once per row as soon as it is final."""
         import torch
-        from transformers import GenerationConfig, LogitsProcessorList, StaticCache
+        from transformers import GenerationConfig, LogitsProcessorList, StaticCache, StoppingCriteriaList
 
         tok = self.tokenizer
+        tok.padding_side = "left"
         enc = tok.pad({"input_ids": rows}, padding=True, return_tensors="pt").to(self.device)
         width = enc["input_ids"].shape[1]
         # Greedy selection always; sampling happens in RowSeededSampler (see its docstring).
@@ -327,6 +271,15 @@ class HFBackend:
             kwargs["logits_processor"] = LogitsProcessorList(
                 [RowSeededSampler(gens, params.temperature, params.top_p)]
             )
+        done: set[int] = set()
+
+        def finish(k: int, new_ids: list[int]) -> None:
+            if k not in done:
+                done.add(k)
+                report(k, self._completion(new_ids, len(rows[k]), params.stop))
+
+        done_ids = sorted(set(self.eos_token_ids) | ({tok.pad_token_id} if tok.pad_token_id is not None else set()))
+        kwargs["stopping_criteria"] = StoppingCriteriaList([RowWatcher(width, done_ids, finish)])
         with torch.inference_mode(), warnings.catch_warnings():
             # transformers 5 renamed past_key_values= to cache=; the old name works across all
             # supported versions, so only its deprecation notice is silenced.
@@ -337,9 +290,8 @@ class HFBackend:
                     self._prefill_rows(rows, width, cache)
                 kwargs["past_key_values"] = cache
             seqs = self.model.generate(**enc, **kwargs)
-        new = seqs[:, width:].tolist()
-        prompt_lens = [len(r) for r in rows]
-        return [self._completion(row, plen, params.stop) for row, plen in zip(new, prompt_lens)]
+        for k, row in enumerate(seqs[:, width:].tolist()):
+            finish(k, row)
 
     def _prefill_rows(self, rows: list[list[int]], width: int, cache: Any) -> None:
         """Fill ``cache`` with each row's prompt KV (all but its last token), row by row.
@@ -407,6 +359,8 @@ class HFBackend:
     def _completion(self, row: list[int], prompt_tokens: int, stop: Sequence[str]) -> Completion:
         """Cut one generated row at EOS / the first stop string and count its tokens."""
         eos = set(self.eos_token_ids)
+        if self.tokenizer.pad_token_id is not None:
+            eos.add(self.tokenizer.pad_token_id)  # rows finished by a stop string are padded
         n, hit_eos = len(row), False
         for j, t in enumerate(row):
             if t in eos:

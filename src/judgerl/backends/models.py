@@ -18,8 +18,15 @@ PROVIDERS = ("hf", "openai", "vllm", "scripted")
 
 
 def resolve_hf_path(name: str) -> str:
-    """Map the embedded short name to its cached safetensors directory; other names unchanged."""
-    if name in (EMBEDDED_NAME, f"hf/{EMBEDDED_NAME}"):
+    """The local directory (or hub id) of a transformers model name.
+
+    ``smollm2-135m`` / ``embedded`` (optionally with an ``hf/`` prefix) -> the embedded model's
+    cached safetensors directory; ``hf/<path>`` -> ``<path>``; anything else unchanged. The one
+    place model names are resolved, for eval, serve and training alike.
+    """
+    if name.startswith("hf/"):
+        name = name[3:]
+    if name in (EMBEDDED_NAME, "embedded"):
         return str(embedded_model_path())
     return name
 
@@ -51,7 +58,9 @@ def load_backend(model: str, **kwargs: Any) -> Backend:
     if provider == "hf":
         from judgerl.backends.hf import HFBackend
 
-        return HFBackend(resolve_hf_path(name), **kwargs)
+        backend = HFBackend(resolve_hf_path(name), **kwargs)
+        backend.name = model if model.startswith("hf/") else f"hf/{name}"
+        return backend
     if provider == "openai":
         try:
             from judgerl.backends.openai import OpenAIBackend
@@ -61,7 +70,9 @@ def load_backend(model: str, **kwargs: Any) -> Backend:
     if provider == "vllm":
         from judgerl.backends.vllm import VLLMBackend
 
-        return VLLMBackend(resolve_hf_path(name), **kwargs)
+        backend = VLLMBackend(resolve_hf_path(name), **kwargs)
+        backend.name = model
+        return backend
     if provider == "scripted":
         return load_scripted(name, **kwargs)
     raise ValueError(f"Provider {provider!r} cannot be loaded by name; construct it directly")
@@ -70,8 +81,11 @@ def load_backend(model: str, **kwargs: Any) -> Backend:
 def load_scripted(path: str, **kwargs: Any) -> Backend:
     """A :class:`ScriptedBackend` replaying the outputs in a JSONL file, cycled forever.
 
-    Each line is a JSON string (the output) or an object with a ``"text"`` field; blank lines are
-    skipped. Used as ``--model scripted/<path>`` for fast CLI tests and demos.
+    Each line is a JSON string (the output) or an object with a ``"text"`` field (optionally
+    ``"finish_reason"`` and ``"error"``; ``"text": null`` simulates a null API answer); blank lines
+    are skipped. Used as ``--model scripted/<path>`` for fast CLI tests and demos. Outputs are
+    replayed by prompt content (``replay="content"``): a prompt's output is a pure function of its
+    messages and seed, so resumed runs and other batch sizes replay the same outputs.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -82,7 +96,7 @@ def load_scripted(path: str, **kwargs: Any) -> Backend:
 
     from judgerl.backends.scripted import ScriptedBackend
 
-    outputs: list[str] = []
+    outputs: list[Any] = []
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, start=1):
             if not line.strip():
@@ -91,10 +105,14 @@ def load_scripted(path: str, **kwargs: Any) -> Backend:
                 item = json.loads(line)
             except ValueError as e:
                 raise ValueError(f"{path}:{lineno}: not valid JSON ({e})") from e
-            text = item.get("text") if isinstance(item, dict) else item
-            if not isinstance(text, str):
+            if isinstance(item, dict):
+                if "text" not in item or not (item["text"] is None or isinstance(item["text"], str)):
+                    raise ValueError(f"{path}:{lineno}: field 'text' must be a string or null")
+                outputs.append(item)
+            elif isinstance(item, str):
+                outputs.append(item)
+            else:
                 raise ValueError(f"{path}:{lineno}: expected a JSON string or an object with a string 'text'")
-            outputs.append(text)
     if not outputs:
         raise ValueError(f"{path}: no scripted outputs")
-    return ScriptedBackend(outputs, cycle=True, name=kwargs.pop("name", f"scripted/{path}"), **kwargs)
+    return ScriptedBackend(outputs, name=kwargs.pop("name", f"scripted/{path}"), replay="content", **kwargs)

@@ -1,15 +1,23 @@
 """OpenAI-compatible backend: any ``/v1/chat/completions`` endpoint (vLLM, SGLang, llama.cpp server,
 ``transformers serve``, hosted APIs).
 
-Requests run concurrently on :class:`openai.AsyncOpenAI` with at most ``max_concurrency`` in flight
-(an :class:`asyncio.Semaphore`); ``generate`` is synchronous and returns completions in input order.
+One :class:`openai.AsyncOpenAI` client per backend lives on the backend's own event-loop thread and
+is reused by every call (connection pooling); requests run concurrently with at most
+``max_concurrency`` in flight; ``generate`` is synchronous and returns completions in input order.
 
-Retries are explicit (the openai client's own retries are switched off so the policy is visible
-and testable): HTTP 408/409/429, 5xx, timeouts and connection errors are retried up to
-``max_retries`` times with capped exponential backoff and full jitter,
-``delay = uniform(0, min(backoff_max_s, backoff_base_s * 2**attempt))``, or the server's
-``Retry-After`` seconds when it sends one (capped at ``backoff_max_s``). Other 4xx errors are not
-retried and raise :class:`OpenAIBackendError` at once, naming the status and the server's message.
+Retries are openai-python's own (``max_retries``): HTTP 408/409/429, 5xx, timeouts and connection
+errors are retried with exponential backoff and jitter, honouring the server's ``Retry-After`` /
+``retry-after-ms`` and ``x-should-retry`` headers. What still fails afterwards is classified per
+prompt:
+
+* the prompt does not fit the model's context (HTTP 400 mentioning the context length) -> that
+  prompt's Completion has ``finish_reason="prompt_too_long"``;
+* a transient failure that outlived its retries (5xx, 429, timeouts, connection errors), a null
+  ``content`` or ``finish_reason="content_filter"`` -> ``finish_reason`` ``"error"`` or
+  ``"content_filter"`` with ``error`` set: recorded, counted, and generated again by the next run
+  of the same command (never cached as a final judgment);
+* other client errors (400/401/403/404/422: a bad option, a wrong key or model name) fail the whole
+  call with :class:`OpenAIBackendError` naming the status and the server's message.
 
 Prefill (a trailing assistant message, see :data:`judgerl.types.Messages`) depends on the server:
 
@@ -18,7 +26,7 @@ Prefill (a trailing assistant message, see :data:`judgerl.types.Messages`) depen
   extension that continues the last assistant message. Servers without it either reject the
   unknown field (``transformers serve`` answers 422) or silently open a new turn.
 * ``prefill="completions"``: the chat is rendered locally with ``tokenizer`` (a local tokenizer
-  directory or a loaded tokenizer, using the same rendering as the ``hf`` backend) and sent to the
+  directory or a loaded tokenizer, using :func:`judgerl.backends.chat.render_chat`) and sent to the
   legacy ``/v1/completions`` endpoint as raw text. Works on any server that exposes it.
 * ``prefill="error"``: prompts ending in an assistant message raise ``ValueError``.
 
@@ -28,30 +36,34 @@ Prompts without a trailing assistant message always go to ``/v1/chat/completions
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import contextvars
+import json
 import logging
 import os
-import random
 import threading
+import weakref
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Mapping, Sequence
 
 import openai
 
-from judgerl.backends.base import SamplingParams, cut_at_stop
+from judgerl.backends.base import OnResult, SamplingParams, cut_at_stop, resolve_seeds
 from judgerl.types import Completion, Messages
 
 logger = logging.getLogger(__name__)
 
 PrefillMode = Literal["continue", "completions", "error"]
-#: Status codes worth retrying: request timeout, conflict, rate limit, server errors.
-RETRY_STATUS = frozenset({408, 409, 429})
 #: The OpenAI API accepts at most this many stop sequences; longer lists are cut client-side.
 MAX_API_STOP = 4
+#: Statuses that fail the whole call: the request itself is wrong (options, key, model name).
+FATAL_STATUS = frozenset({400, 401, 403, 404, 422})
+_ATTEMPTS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("judgerl_openai_attempts", default=None)
+_CONTEXT_HINTS = ("context length", "context_length", "maximum context", "too many tokens", "too long",
+                  "maximum model length", "max_model_len")
 
 
 class OpenAIBackendError(RuntimeError):
-    """A request failed for good: a non-retryable 4xx, or retries exhausted.
+    """A request failed in a way that fails the whole call (a client error: options, key, model).
 
     Attributes:
         status: HTTP status code, or None for timeouts / connection errors.
@@ -69,8 +81,8 @@ class UsageTotals:
     """Token usage and request counters summed over the backend's lifetime.
 
     ``prompt_tokens`` / ``completion_tokens`` are the server's ``usage`` figures (0 where a server
-    sends none); ``requests`` counts successful requests, ``retries`` re-sent attempts and
-    ``failures`` requests that raised.
+    sends none); ``requests`` counts successful requests, ``retries`` the extra HTTP attempts
+    openai-python made, ``failures`` requests that failed after their retries.
     """
 
     prompt_tokens: int = 0
@@ -83,47 +95,29 @@ class UsageTotals:
         return asdict(self)
 
 
-def is_retryable(exc: BaseException) -> bool:
-    """True for errors worth retrying: 408/409/429/5xx statuses, timeouts and connection errors."""
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in RETRY_STATUS or exc.status_code >= 500
-    return False
+def is_context_error(exc: BaseException) -> bool:
+    """True for an HTTP 400 whose message says the prompt does not fit the model's context."""
+    if not isinstance(exc, openai.BadRequestError):
+        return False
+    msg = (getattr(exc, "message", None) or str(exc)).lower()
+    return any(h in msg for h in _CONTEXT_HINTS)
 
 
-def retry_after_s(exc: BaseException) -> float | None:
-    """Seconds from a ``Retry-After`` header (numeric form only), or None."""
-    response = getattr(exc, "response", None)
-    if response is None:
-        return None
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
+class _LoopThread:
+    """A daemon thread running one asyncio event loop for the backend's lifetime."""
 
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="judgerl-openai", daemon=True)
+        self.thread.start()
 
-def backoff_delay_s(attempt: int, base_s: float, max_s: float, rng: random.Random) -> float:
-    """Full-jitter exponential backoff: ``uniform(0, min(max_s, base_s * 2**attempt))`` seconds.
+    def run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
-    ``attempt`` counts from 0 for the first retry. (AWS Architecture Blog, "Exponential Backoff And
-    Jitter", 2015: full jitter spreads synchronized clients best.)
-    """
-    return rng.uniform(0.0, min(max_s, base_s * (2.0**attempt)))
-
-
-def _run_sync(coro: Any) -> Any:
-    """Run a coroutine to completion from synchronous code, also when a loop is already running
-    in this thread (then in a helper thread with its own loop)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+    def stop(self) -> None:
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)
 
 
 class OpenAIBackend:
@@ -136,24 +130,24 @@ class OpenAIBackend:
         api_key_env: Environment variable holding the API key. Local servers usually need none;
             when the variable is unset the key ``"EMPTY"`` is sent.
         max_concurrency: Requests in flight at once (>= 1).
-        max_retries: Retries per request after the first attempt (>= 0); see the module docstring.
+        max_retries: openai-python's retries per request after the first attempt (>= 0).
         timeout_s: Per-attempt timeout in seconds (> 0).
-        backoff_base_s: Backoff scale in seconds; ``backoff_max_s`` caps one delay.
         prefill: How a trailing assistant message is handled: ``"continue"``, ``"completions"`` or
-            ``"error"`` (module docstring). Default: ``$JUDGERL_OPENAI_PREFILL``, else ``"continue"``
-            (the variables let CLI commands such as ``judgerl eval --model openai/...`` choose).
+            ``"error"`` (module docstring). Default: ``$JUDGERL_OPENAI_PREFILL``, else ``"continue"``.
         tokenizer: Tokenizer (directory path or loaded object with ``apply_chat_template``) used to
             render prompts when ``prefill="completions"``. Default: ``$JUDGERL_OPENAI_TOKENIZER``.
         extra_body: Extra JSON fields added to every request (server-specific options).
         transport: An httpx transport for the client (tests pass a mock transport here).
-        seed: RNG seed for backoff jitter (tests); None = nondeterministic.
+        context_length: The model's context window in tokens when known (informational; the
+            server decides, and its refusal becomes ``prompt_too_long``).
 
     Raises:
         ValueError: a bad numeric argument, an unknown ``prefill`` mode, or ``prefill="completions"``
             without a tokenizer.
 
     Attributes:
-        usage: :class:`UsageTotals` summed over all calls (thread-safe).
+        usage: :class:`UsageTotals` summed over all calls (thread-safe); ``retries`` counts the
+            extra HTTP attempts openai-python made.
     """
 
     def __init__(
@@ -164,13 +158,11 @@ class OpenAIBackend:
         max_concurrency: int = 8,
         max_retries: int = 5,
         timeout_s: float = 60.0,
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 20.0,
         prefill: PrefillMode | None = None,
         tokenizer: Any = None,
         extra_body: Mapping[str, Any] | None = None,
         transport: Any = None,
-        seed: int | None = None,
+        context_length: int | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
@@ -178,8 +170,6 @@ class OpenAIBackend:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
-        if backoff_base_s < 0 or backoff_max_s < 0:
-            raise ValueError("backoff_base_s and backoff_max_s must be >= 0")
         if prefill is None:
             prefill = os.environ.get("JUDGERL_OPENAI_PREFILL") or "continue"  # type: ignore[assignment]
         if tokenizer is None:
@@ -195,36 +185,43 @@ class OpenAIBackend:
         self.max_concurrency = max_concurrency
         self.max_retries = max_retries
         self.timeout_s = float(timeout_s)
-        self.backoff_base_s = float(backoff_base_s)
-        self.backoff_max_s = float(backoff_max_s)
         self.prefill: PrefillMode = prefill
         self.extra_body = dict(extra_body or {})
+        self.context_length = context_length
         self._transport = transport
-        self._rng = random.Random(seed)
         self._tokenizer = tokenizer
         self._lock = threading.Lock()
+        self._loop: _LoopThread | None = None
+        self._client: openai.AsyncOpenAI | None = None
+        self._sem: asyncio.Semaphore | None = None
         self.usage = UsageTotals()
+        self._finalizer = weakref.finalize(self, _close_loop, self.__dict__)
 
     # -- public API ------------------------------------------------------------------------------
 
-    def generate(self, prompts: Sequence[Messages], params: SamplingParams) -> list[Completion]:
+    def generate(
+        self,
+        prompts: Sequence[Messages],
+        params: SamplingParams,
+        *,
+        seeds: Sequence[int] | None = None,
+        on_result: OnResult | None = None,
+    ) -> list[Completion]:
         """Complete each prompt; returns one :class:`Completion` per prompt, in input order.
 
-        ``params.seed`` (when set) is sent as ``seed + i`` for prompt ``i``, so repeated prompts in
-        one batch (test-time scaling samples) do not share a random stream. Stop strings are sent
-        to the server (the first 4) and also cut client-side.
+        Each prompt's seed (``seeds``, else derived from ``params.seed`` and the prompt, see
+        :func:`~judgerl.backends.base.resolve_seeds`) is sent as the request's ``seed`` (mod 2^31).
+        Stop strings are sent to the server (the first 4) and also cut client-side. ``on_result``
+        is called from the backend's loop thread as each request finishes.
 
         Raises:
-            OpenAIBackendError: a request failed after its retries (the whole call fails; no
-                partial results are returned).
-            ValueError: a prefill prompt with ``prefill="error"``.
+            OpenAIBackendError: a request failed with a client error (module docstring); the
+                other prompts' results are discarded.
+            ValueError: a prompt without messages, a prefill prompt with ``prefill="error"``, bad
+                ``seeds``.
         """
         if not prompts:
             return []
-        return _run_sync(self.agenerate(prompts, params))
-
-    async def agenerate(self, prompts: Sequence[Messages], params: SamplingParams) -> list[Completion]:
-        """Async form of :meth:`generate` (same arguments, result and errors)."""
         for i, p in enumerate(prompts):
             if not p:
                 raise ValueError(f"prompt {i} has no messages")
@@ -233,72 +230,82 @@ class OpenAIBackend:
                     f"prompt {i} ends with an assistant message (prefill) but prefill='error'; "
                     "use prefill='continue' (vLLM/SGLang) or prefill='completions' with a tokenizer"
                 )
-        sem = asyncio.Semaphore(self.max_concurrency)
-        http_client = (
-            openai.DefaultAsyncHttpxClient(transport=self._transport) if self._transport is not None else None
-        )
-        client = openai.AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=os.environ.get(self.api_key_env) or "EMPTY",
-            timeout=self.timeout_s,
-            max_retries=0,
-            http_client=http_client,
-        )
-        try:
-            async def one(i: int, msgs: Messages) -> Completion:
-                async with sem:
-                    return await self._with_retries(client, msgs, params, i)
+        keys = [json.dumps([dict(m) for m in p], sort_keys=True, ensure_ascii=False) for p in prompts]
+        row_seeds = resolve_seeds(keys, params, seeds)
+        return self._loop_thread().run(self._agenerate(prompts, params, row_seeds, on_result))
 
-            return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts))))
-        finally:
-            await client.close()
+    def close(self) -> None:
+        """Close the HTTP client and stop the loop thread (also done at garbage collection)."""
+        self._finalizer()
 
     # -- internals -------------------------------------------------------------------------------
 
-    async def _with_retries(
-        self, client: openai.AsyncOpenAI, msgs: Messages, params: SamplingParams, index: int
-    ) -> Completion:
-        attempt = 0
-        while True:
-            try:
-                result = await self._request(client, msgs, params, index)
-            except Exception as exc:  # classified below; anything unknown is re-raised as is
-                if not isinstance(exc, openai.OpenAIError):
-                    self._count(failures=1)
-                    raise
-                status = getattr(exc, "status_code", None)
-                if not is_retryable(exc) or attempt >= self.max_retries:
-                    self._count(failures=1)
-                    what = f"HTTP {status}" if status is not None else type(exc).__name__
-                    msg = getattr(exc, "message", None) or str(exc)
-                    raise OpenAIBackendError(
-                        f"{self.name} at {client.base_url}: prompt {index} failed after "
-                        f"{attempt + 1} attempt(s): {what}: {msg}",
-                        status=status,
-                        attempts=attempt + 1,
-                    ) from exc
-                hinted = retry_after_s(exc)
-                delay = (
-                    min(hinted, self.backoff_max_s)
-                    if hinted is not None
-                    else backoff_delay_s(attempt, self.backoff_base_s, self.backoff_max_s, self._rng)
-                )
-                self._count(retries=1)
-                logger.warning(
-                    "%s: prompt %d attempt %d failed (%s: %s); retrying in %.2fs",
-                    self.name, index, attempt + 1, type(exc).__name__, status, delay,
-                )
-                attempt += 1
-                await asyncio.sleep(delay)
-                continue
-            self._count(
-                requests=1, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens
-            )
-            return result
+    def _loop_thread(self) -> _LoopThread:
+        with self._lock:
+            if self._loop is None:
+                self._loop = _LoopThread()
+            return self._loop
 
-    async def _request(
-        self, client: openai.AsyncOpenAI, msgs: Messages, params: SamplingParams, index: int
-    ) -> Completion:
+    async def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+        if self._client is None:
+            def count_attempt(request: Any) -> None:
+                counter = _ATTEMPTS.get()
+                if counter is not None:
+                    counter[0] += 1
+
+            http_kwargs: dict[str, Any] = {"event_hooks": {"request": [_async(count_attempt)]}}
+            if self._transport is not None:
+                http_kwargs["transport"] = self._transport
+            self._client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=os.environ.get(self.api_key_env) or "EMPTY",
+                timeout=self.timeout_s,
+                max_retries=self.max_retries,
+                http_client=openai.DefaultAsyncHttpxClient(**http_kwargs),
+            )
+            self._sem = asyncio.Semaphore(self.max_concurrency)
+        assert self._sem is not None
+        return self._client, self._sem
+
+    async def _agenerate(self, prompts: Sequence[Messages], params: SamplingParams, seeds: list[int] | None,
+                         on_result: OnResult | None) -> list[Completion]:
+        client, sem = await self._ensure_client()
+
+        async def one(i: int, msgs: Messages) -> Completion:
+            async with sem:
+                c = await self._request_classified(client, msgs, params, None if seeds is None else seeds[i], i)
+            if on_result is not None:
+                on_result(i, c)
+            return c
+
+        return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts))))
+
+    async def _request_classified(self, client: openai.AsyncOpenAI, msgs: Messages, params: SamplingParams,
+                                  seed: int | None, index: int) -> Completion:
+        attempts = [0]
+        _ATTEMPTS.set(attempts)  # this task's context: the httpx hook counts this request's attempts
+        try:
+            result = await self._request(client, msgs, params, seed)
+        except openai.OpenAIError as exc:
+            status = getattr(exc, "status_code", None)
+            msg = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            what = f"HTTP {status}" if status is not None else type(exc).__name__
+            self._count(failures=1)
+            if is_context_error(exc):
+                return Completion("", 0, 0, "prompt_too_long", error=f"{self.name}: {msg}")
+            if status in FATAL_STATUS:
+                raise OpenAIBackendError(
+                    f"{self.name} at {client.base_url}: prompt {index} failed: {what}: {msg}", status=status
+                ) from exc
+            logger.warning("%s: prompt %d failed after retries: %s: %s", self.name, index, what, msg)
+            return Completion("", 0, 0, "error", error=f"{what}: {msg}")
+        finally:
+            self._count(retries=max(0, attempts[0] - 1))
+        self._count(requests=1, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens)
+        return result
+
+    async def _request(self, client: openai.AsyncOpenAI, msgs: Messages, params: SamplingParams,
+                       seed: int | None) -> Completion:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": params.max_new_tokens,
@@ -306,8 +313,8 @@ class OpenAIBackend:
         }
         if params.temperature > 0 and params.top_p < 1.0:
             kwargs["top_p"] = params.top_p
-        if params.seed is not None:
-            kwargs["seed"] = params.seed + index
+        if seed is not None:
+            kwargs["seed"] = seed % (2**31)
         if params.stop:
             kwargs["stop"] = list(params.stop[:MAX_API_STOP])
         extra = dict(self.extra_body)
@@ -317,7 +324,7 @@ class OpenAIBackend:
                 kwargs["extra_body"] = extra
             resp = await client.completions.create(prompt=self._render(msgs), **kwargs)
             choice = resp.choices[0]
-            text = choice.text or ""
+            text = choice.text
         else:
             if prefill:  # prefill == "continue"
                 extra.update({"continue_final_message": True, "add_generation_prompt": False})
@@ -327,16 +334,22 @@ class OpenAIBackend:
                 messages=[{"role": m["role"], "content": m["content"]} for m in msgs], **kwargs
             )
             choice = resp.choices[0]
-            text = (choice.message.content if choice.message is not None else None) or ""
-        text, stopped = cut_at_stop(text, params.stop)
+            text = choice.message.content if choice.message is not None else None
         usage = resp.usage
         prompt_tokens = int(usage.prompt_tokens) if usage is not None else 0
         completion_tokens = int(usage.completion_tokens) if usage is not None else 0
+        if choice.finish_reason == "content_filter":
+            return Completion(text or "", prompt_tokens, completion_tokens, "content_filter",
+                              error="the server filtered the answer (finish_reason content_filter)")
+        if text is None:
+            return Completion("", prompt_tokens, completion_tokens, "error",
+                              error=f"the server returned null content (finish_reason {choice.finish_reason!r})")
+        text, stopped = cut_at_stop(text, params.stop)
         finish = "length" if (choice.finish_reason == "length" and not stopped) else "stop"
         return Completion(text, prompt_tokens, completion_tokens, finish)
 
     def _render(self, msgs: Messages) -> str:
-        from judgerl.backends.hf import render_chat
+        from judgerl.backends.chat import render_chat
 
         with self._lock:
             if isinstance(self._tokenizer, (str, os.PathLike)):
@@ -352,11 +365,26 @@ class OpenAIBackend:
                 setattr(self.usage, k, getattr(self.usage, k) + v)
 
 
-__all__ = [
-    "OpenAIBackend",
-    "OpenAIBackendError",
-    "UsageTotals",
-    "backoff_delay_s",
-    "is_retryable",
-    "retry_after_s",
-]
+def _async(fn: Any) -> Any:
+    async def hook(*args: Any) -> None:
+        fn(*args)
+
+    return hook
+
+
+def _close_loop(state: dict) -> None:
+    """Close the client on its loop and stop the loop thread (weakref finaliser)."""
+    loop, client = state.get("_loop"), state.get("_client")
+    if loop is None:
+        return
+    if client is not None:
+        try:
+            loop.run(client.close())
+        except Exception:  # pragma: no cover - best effort at shutdown
+            pass
+    loop.stop()
+    state["_loop"] = None
+    state["_client"] = None
+
+
+__all__ = ["OpenAIBackend", "OpenAIBackendError", "UsageTotals", "is_context_error"]

@@ -3,62 +3,129 @@
 from __future__ import annotations
 
 import itertools
+import json
 import threading
-from typing import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
-from judgerl.backends.base import SamplingParams, cut_at_stop
+from judgerl.backends.base import OnResult, SamplingParams, cut_at_stop, derive_seed, too_long_message
 from judgerl.types import Completion, Messages
+
+#: A scripted output: the text, or a mapping ``{"text": str | None, "finish_reason": ..., "error": ...}``
+#: (``text: null`` simulates an API's null content; ``finish_reason`` e.g. ``"content_filter"`` or
+#: ``"error"`` simulates a failed request).
+ScriptItem = str | Mapping[str, Any]
+ScriptFn = Callable[[Messages, SamplingParams], ScriptItem]
 
 
 class ScriptedBackend:
     """Replays scripted outputs instead of running a model.
 
     Args:
-        outputs: Either an iterable of strings returned in order (cycled when ``cycle=True``), or a
-            callable ``f(messages, params) -> str`` computing the output from the prompt.
-        cycle: Cycle through ``outputs`` forever instead of raising when they run out.
+        outputs: Either an iterable of :data:`ScriptItem` or a callable ``f(messages, params) ->
+            ScriptItem`` computing the output from the prompt (``params.seed`` is then the
+            prompt's own seed).
+        cycle: Order replay only: cycle through ``outputs`` forever instead of raising when they
+            run out.
+        name: The backend's model name.
+        replay: ``"order"`` (default for a list): the n-th prompt generated gets the n-th output,
+            whatever it is. ``"content"``: a prompt gets ``outputs[derive_seed(prompt, seed) % n]``
+            -- a pure function of the prompt's messages and seed, so a resumed run or another batch
+            size replays exactly the same outputs (what ``scripted/<file>`` models use).
+        context_length: Simulated context window in whitespace-separated words (None = unlimited);
+            longer prompts plus ``max_new_tokens`` get ``finish_reason="prompt_too_long"``.
 
     Token counts are whitespace-split word counts (a stand-in for a tokenizer).
 
     Raises:
-        IndexError: from ``generate`` when a finite script runs out of outputs.
+        ValueError: unknown ``replay``, or ``replay="content"`` with no outputs.
+        IndexError: from ``generate`` when a finite order-replay script runs out of outputs.
     """
 
     def __init__(
         self,
-        outputs: Iterable[str] | Callable[[Messages, SamplingParams], str],
+        outputs: Iterable[ScriptItem] | ScriptFn,
         cycle: bool = False,
         name: str = "scripted",
+        replay: Literal["order", "content"] = "order",
+        context_length: int | None = None,
     ) -> None:
+        if replay not in ("order", "content"):
+            raise ValueError(f"replay must be 'order' or 'content', got {replay!r}")
         self.name = name
-        self._fn: Callable[[Messages, SamplingParams], str] | None = None
+        self.replay = replay
+        self.context_length = context_length
+        self._fn: ScriptFn | None = None
+        self._outs: list[ScriptItem] = []
+        self._it: Any = None
         if callable(outputs):
             self._fn = outputs
-            self._it = None
         else:
-            outs = list(outputs)
-            self._it = itertools.cycle(outs) if cycle else iter(outs)
+            self._outs = list(outputs)
+            if replay == "content" and not self._outs:
+                raise ValueError("ScriptedBackend(replay='content') needs at least one output")
+            self._it = itertools.cycle(self._outs) if cycle else iter(self._outs)
         self._lock = threading.Lock()
         self.calls: list[list[Messages]] = []
 
-    def generate(self, prompts: Sequence[Messages], params: SamplingParams) -> list[Completion]:
+    def _item(self, msgs: Messages, params: SamplingParams) -> ScriptItem:
+        if self._fn is not None:
+            return self._fn(msgs, params)
+        if self.replay == "content":
+            key = json.dumps([dict(m) for m in msgs], sort_keys=True, ensure_ascii=False)
+            return self._outs[derive_seed(key, params.seed) % len(self._outs)]
+        with self._lock:
+            try:
+                return next(self._it)
+            except StopIteration:
+                raise IndexError("ScriptedBackend ran out of scripted outputs") from None
+
+    def generate(
+        self,
+        prompts: Sequence[Messages],
+        params: SamplingParams,
+        *,
+        seeds: Sequence[int] | None = None,
+        on_result: OnResult | None = None,
+    ) -> list[Completion]:
+        """One completion per prompt (see the class docstring); ``seeds`` become ``params.seed``.
+
+        Raises:
+            ValueError: ``seeds`` of the wrong length; a scripted item of the wrong type.
+            IndexError: an order-replay script ran out.
+        """
+        if seeds is not None and len(seeds) != len(prompts):
+            raise ValueError(f"got {len(seeds)} seeds for {len(prompts)} prompts")
         self.calls.append(list(prompts))
         result = []
-        for msgs in prompts:
-            if self._fn is not None:
-                raw = self._fn(msgs, params)
-            else:
-                with self._lock:
-                    try:
-                        raw = next(self._it)  # type: ignore[arg-type]
-                    except StopIteration:
-                        raise IndexError("ScriptedBackend ran out of scripted outputs") from None
-            text, stopped = cut_at_stop(raw, params.stop)
-            words = text.split()
-            finish = "stop"
-            if len(words) > params.max_new_tokens:
-                text = " ".join(words[: params.max_new_tokens])
-                finish = "length"
+        for i, msgs in enumerate(prompts):
+            p = params if seeds is None else replace(params, seed=int(seeds[i]))
             prompt_words = sum(len(str(m.get("content", "")).split()) for m in msgs)
-            result.append(Completion(text, prompt_words, min(len(words), params.max_new_tokens), finish))
+            if self.context_length is not None and prompt_words + p.max_new_tokens > self.context_length:
+                msg = too_long_message(self.name, prompt_words, p.max_new_tokens, self.context_length)
+                c = Completion("", prompt_words, 0, "prompt_too_long", error=msg)
+            else:
+                c = self._complete(self._item(msgs, p), p, prompt_words)
+            result.append(c)
+            if on_result is not None:
+                on_result(i, c)
         return result
+
+    @staticmethod
+    def _complete(item: ScriptItem, params: SamplingParams, prompt_words: int) -> Completion:
+        if isinstance(item, Mapping):
+            raw = item.get("text")
+            finish = item.get("finish_reason", "stop")
+            error = item.get("error")
+            if raw is None:  # an API's null content: nothing generated
+                return Completion("", prompt_words, 0, finish, error=error)
+        elif isinstance(item, str):
+            raw, finish, error = item, "stop", None
+        else:
+            raise ValueError(f"a scripted output must be a str or a mapping, got {type(item).__name__}")
+        text, stopped = cut_at_stop(str(raw), params.stop)
+        words = text.split()
+        if len(words) > params.max_new_tokens:
+            text = " ".join(words[: params.max_new_tokens])
+            finish = "length"
+        return Completion(text, prompt_words, min(len(words), params.max_new_tokens), finish, error=error)

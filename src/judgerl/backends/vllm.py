@@ -9,10 +9,9 @@ vLLM is imported only when a :class:`VLLMBackend` is created, so judgerl works w
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any, Sequence
 
-from judgerl.backends.base import SamplingParams, prompt_seed
+from judgerl.backends.base import OnResult, SamplingParams, resolve_seeds, too_long_message
 from judgerl.types import Completion, Messages
 
 INSTALL_HINT = "pip install 'judgerl[vllm]' (needs Linux and a CUDA GPU)"
@@ -72,8 +71,9 @@ class VLLMBackend:
 
     Prompts ending with an assistant message are continued (``continue_final_message=True``,
     no generation prompt); the others get a new assistant turn. Sampling seeds are per prompt
-    (see :func:`judgerl.backends.base.prompt_seed`), so a prompt's output does not depend on the
-    rest of the batch.
+    (``seeds``, see :func:`judgerl.backends.base.resolve_seeds`), so a prompt's output does not
+    depend on the rest of the batch. A prompt whose tokens plus ``max_new_tokens`` exceed the
+    engine's ``max_model_len`` is not generated (``finish_reason="prompt_too_long"``).
 
     Raises:
         ImportError: vLLM is not installed (message names the extra to install).
@@ -99,25 +99,48 @@ class VLLMBackend:
             max_model_len=max_model_len,
             **llm_kwargs,
         )
+        try:  # vLLM's resolved context window (its own max_model_len check would raise per batch)
+            self.context_length: int | None = int(self.llm.llm_engine.model_config.max_model_len)
+        except (AttributeError, TypeError, ValueError):
+            self.context_length = None
 
     def generate(
-        self, prompts: Sequence[Messages], params: SamplingParams, *, min_new_tokens: int = 0
+        self,
+        prompts: Sequence[Messages],
+        params: SamplingParams,
+        *,
+        seeds: Sequence[int] | None = None,
+        on_result: OnResult | None = None,
+        min_new_tokens: int = 0,
     ) -> list[Completion]:
         """Generate one completion per prompt, in input order (see :class:`Backend`).
 
         Raises:
-            ValueError: a message lacks ``role`` / ``content`` (names the prompt and message).
+            ValueError: a message lacks ``role`` / ``content`` (names the prompt and message);
+                bad ``seeds``.
         """
         if not prompts:
             return []
         convs = [_conversation(p, i) for i, p in enumerate(prompts)]
-        seeds = _seeds(convs, params)
+        keys = [json.dumps(c, sort_keys=True) for c in convs]
+        resolved = resolve_seeds(keys, params, seeds)
+        row_seeds = [None if resolved is None else s % (2**31) for s in (resolved or [None] * len(convs))]
         out: list[Completion | None] = [None] * len(convs)
+        tok = self.llm.get_tokenizer() if self.context_length is not None else None
+        for i, c in enumerate(convs):
+            if tok is None:
+                break
+            cont = c[-1]["role"] == "assistant"
+            n = len(tok.apply_chat_template(c, tokenize=True, add_generation_prompt=not cont,
+                                            continue_final_message=cont))
+            if n + params.max_new_tokens > self.context_length:
+                out[i] = Completion("", n, 0, "prompt_too_long",
+                                    error=too_long_message(self.name, n, params.max_new_tokens, self.context_length))
         for cont in (False, True):
-            idx = [i for i, c in enumerate(convs) if (c[-1]["role"] == "assistant") == cont]
+            idx = [i for i, c in enumerate(convs) if (c[-1]["role"] == "assistant") == cont and out[i] is None]
             if not idx:
                 continue
-            sp = [to_vllm_params(self._vllm, params, seeds[i], min_new_tokens) for i in idx]
+            sp = [to_vllm_params(self._vllm, params, row_seeds[i], min_new_tokens) for i in idx]
             results = self.llm.chat(
                 [convs[i] for i in idx],
                 sampling_params=sp,
@@ -127,6 +150,9 @@ class VLLMBackend:
             )
             for i, r in zip(idx, results):
                 out[i] = _completion(r)
+        if on_result is not None:
+            for i, c in enumerate(out):
+                on_result(i, c)  # type: ignore[arg-type]
         return out  # type: ignore[return-value]
 
 
@@ -139,18 +165,6 @@ def _conversation(messages: Messages, index: int) -> list[dict[str, str]]:
     if not conv:
         raise ValueError(f"prompt {index} has no messages")
     return conv
-
-
-def _seeds(convs: list[list[dict[str, str]]], params: SamplingParams) -> list[int | None]:
-    if params.temperature == 0 or params.seed is None:
-        return [None] * len(convs)
-    seen: Counter[str] = Counter()
-    seeds: list[int | None] = []
-    for c in convs:
-        key = json.dumps(c, sort_keys=True)
-        seeds.append(prompt_seed(params.seed, key, seen[key]) % (2**31))
-        seen[key] += 1
-    return seeds
 
 
 def _completion(request_output: Any) -> Completion:

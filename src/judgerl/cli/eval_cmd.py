@@ -31,6 +31,23 @@ def parse_protocol_args(items: List[str] | None) -> dict[str, Any]:
     return out
 
 
+def open_sandbox(tools: bool, unsafe: bool) -> Any:
+    """The sandbox for ``--tools python`` (None without tools), refusing the unsafe fallback unless
+    ``unsafe`` or ``JUDGERL_UNSAFE_SANDBOX=1``; exits 2 with one line when it cannot run code."""
+    if not tools:
+        return None
+    from judgerl.tools import SandboxError, get_sandbox
+
+    try:
+        try:
+            return get_sandbox(allow_unsafe=unsafe)
+        except TypeError:  # a sandbox API without the opt-in (older judgerl.tools)
+            return get_sandbox()
+    except SandboxError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise SystemExit(2) from e
+
+
 def eval_command(
     model: str = typer.Option(..., "--model", "-m", help="Judge model: smollm2-135m, hf/<path>, openai/<model>, "
                               "vllm/<path>, scripted/<outputs.jsonl>, or a local directory."),
@@ -66,6 +83,9 @@ def eval_command(
     force_answer: bool = typer.Option(False, "--force-answer", help="When a judgment ends without its final "
                                       "answer, prefill the answer tag and generate a few tokens (marked and "
                                       "counted as forced_answer_rate; for small/untrained judges)."),
+    unsafe_sandbox: bool = typer.Option(False, "--unsafe-sandbox", help="With --tools python where bubblewrap "
+                                        "is missing: run model-written code in the fallback executor, which is "
+                                        "NOT a security boundary (or set JUDGERL_UNSAFE_SANDBOX=1)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Evaluate a judge on preference data: accuracy, position-consistent accuracy, flip/tie/invalid rates.
@@ -75,6 +95,7 @@ def eval_command(
     from judgerl.backends import SamplingParams, load_backend
     from judgerl.data import DataFormatError, load_pairs
     from judgerl.eval import RunConfigMismatch, run_eval
+    from judgerl.judge import Judge
     from judgerl.protocols import get_protocol
 
     try:
@@ -101,19 +122,16 @@ def eval_command(
     except ValueError as e:
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(2) from e
-    sandbox = None
-    if tools is ToolsChoice.python:
-        from judgerl.tools import get_sandbox
-
-        sandbox = get_sandbox()
+    sandbox = open_sandbox(tools is ToolsChoice.python, unsafe_sandbox)
     backend = load_backend(model)
+    judge = Judge(proto, backend, params, sandbox=sandbox, max_tool_rounds=max_tool_rounds,
+                  force_answer=force_answer, seed=seed)
     info = {"data": str(Path(data).resolve()), "format": loaded.format, "limit": limit, "model_arg": model,
             "n_skipped_records": loaded.n_skipped}
     try:
         summary = run_eval(
-            backend, proto, loaded.pairs, out, samples=samples, seed=seed, params=params, sandbox=sandbox,
-            max_tool_rounds=max_tool_rounds, resume=not overwrite, progress=progress, batch_size=batch_size,
-            save_messages=save_messages, info=info, force_answer=force_answer,
+            judge, loaded.pairs, out, samples=samples, resume=not overwrite, progress=progress,
+            batch_size=batch_size, save_messages=save_messages, info=info,
         )
     except RunConfigMismatch as e:
         typer.echo(f"error: {e}", err=True)
@@ -144,4 +162,7 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
                    f"mean tool rounds {summary['mean_tool_rounds']:.2f}")
     if "forced_answer_rate" in summary:
         typer.echo(f"answer forced in {pct(summary['forced_answer_rate'])} of judgments (--force-answer)")
+    if summary.get("n_failed"):
+        typer.echo(f"{summary['n_failed']} judgments failed to generate ({summary.get('finish_reasons')}); "
+                   f"{summary.get('n_retry', 0)} will be retried by running the same command again")
     typer.echo(f"wrote {out / 'judgments.jsonl'}, {out / 'summary.json'}, {out / 'report.md'}")

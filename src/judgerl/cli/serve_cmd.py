@@ -10,8 +10,8 @@ import typer
 def serve_command(
     model: str = typer.Option(..., "--model", "-m", help="Judge model: smollm2-135m, hf/<path>, openai/<model>, "
                               "vllm/<path>, or a local directory."),
-    protocol: str = typer.Option("pav", "--protocol", "-p", help="Judge protocol: pav, pas, pavs (pairwise) or "
-                                 "pos (pointwise)."),
+    protocol: str = typer.Option("pav", "--protocol", "-p", help="Judge protocol: pav, pas, pavs (pairwise), "
+                                 "pos (pointwise) or listwise."),
     protocol_arg: Optional[List[str]] = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE "
                                                      "(repeatable), e.g. max_score=9."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (0.0.0.0 exposes the server)."),
@@ -21,7 +21,14 @@ def serve_command(
     max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per judgment."),
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
     top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Sampling seed."),
+    seed: int = typer.Option(0, "--seed", help="Base sampling seed (each item's samples get seeds derived from "
+                             "it and the item's content)."),
+    tools: str = typer.Option("none", "--tools", help="'python': the judge may run code (TIR loop)."),
+    max_tool_rounds: int = typer.Option(3, "--max-tool-rounds", min=0, help="Most code executions per judgment."),
+    force_answer: bool = typer.Option(False, "--force-answer", help="Prefill the answer tag when a judgment "
+                                      "ends without its final answer."),
+    unsafe_sandbox: bool = typer.Option(False, "--unsafe-sandbox", help="With --tools python where bubblewrap "
+                                        "is missing: allow the fallback executor (NOT a security boundary)."),
     samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judgments per item (majority vote / mean "
                                 "score); use with --temperature > 0."),
     max_batch_size: int = typer.Option(32, "--max-batch-size", min=1, help="Most prompts per generation batch."),
@@ -39,17 +46,22 @@ def serve_command(
                                              "per model.generate call."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
 ) -> None:
-    """Serve a judge over HTTP: /v1/judge/pairwise, /v1/score, /v1/rewards, /get_reward (OpenRLHF), /health."""
+    """Serve a judge over HTTP: /v1/judge/pairwise, /v1/judge/listwise, /v1/score, /v1/rewards, /get_reward
+    (OpenRLHF), /health."""
     import uvicorn
 
     from judgerl.backends import SamplingParams, load_backend
-    from judgerl.cli.eval_cmd import parse_protocol_args
+    from judgerl.cli.eval_cmd import open_sandbox, parse_protocol_args
+    from judgerl.judge import Judge
     from judgerl.protocols import get_protocol
     from judgerl.serve.app import ServeConfig, create_app
 
+    if tools not in ("none", "python"):
+        typer.echo(f"error: --tools must be 'none' or 'python', got {tools!r}", err=True)
+        raise SystemExit(2)
     try:
         proto = get_protocol(protocol, **parse_protocol_args(protocol_arg))
-        params = SamplingParams(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=seed)
+        params = SamplingParams(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p)
         config = ServeConfig(
             max_batch_size=max_batch_size,
             max_wait_ms=max_wait_ms,
@@ -72,11 +84,18 @@ def serve_command(
         kwargs["base_url"] = base_url
     if batch_size is not None:
         kwargs["batch_size"] = batch_size
+    sandbox = open_sandbox(tools == "python", unsafe_sandbox)
     try:
         backend = load_backend(model, **kwargs)
-        app = create_app(backend, proto, params=params, config=config)
+        judge = Judge(proto, backend, params, sandbox=sandbox, max_tool_rounds=max_tool_rounds,
+                      force_answer=force_answer, seed=seed)
+        app = create_app(judge, config=config)
     except (ValueError, ImportError, FileNotFoundError) as e:
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(2) from e
     typer.echo(f"judgerl serve: {backend.name} with protocol {proto.name} on http://{host}:{port}", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level=log_level)
+    finally:
+        if sandbox is not None:
+            sandbox.close()

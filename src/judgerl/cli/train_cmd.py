@@ -18,7 +18,8 @@ def train_command(
     output_dir: Optional[str] = typer.Option(None, "--output-dir", "-o", help="Run directory (checkpoints, metrics)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="GRPO steps (same as --set grpo.max_steps=N)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model: smollm2-135m or a local model directory."),
-    resume: bool = typer.Option(False, "--resume", help="Continue from the newest checkpoint in the output dir."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --output-dir from its newest "
+                                "checkpoint, with the config it saved (config.json); --config is then optional."),
     list_recipes: bool = typer.Option(False, "--list-recipes", help="List the built-in recipes and exit."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved config and exit."),
 ) -> None:
@@ -30,13 +31,19 @@ def train_command(
     """
     import json
 
-    from judgerl.train.config import RecipeError, load_recipe, recipe_names
+    from judgerl.train.config import RecipeError, load_recipe, recipe_names, saved_config
 
     if list_recipes:
         for name in recipe_names():
             typer.echo(name)
         return
+    saved = saved_config(output_dir) if (resume and output_dir) else None
+    if saved is not None:
+        config = str(saved)  # the run's own resolved config: the command need not be repeated
+        typer.echo(f"resuming {output_dir} with its saved config {saved}", err=True)
     if not config:
+        if resume:
+            raise typer.BadParameter("--resume: no saved config.json in --output-dir; give --config as well")
         raise typer.BadParameter("--config is required (a recipe name or a YAML file); see --list-recipes")
     extra = list(overrides)
     if data is not None:

@@ -57,6 +57,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from judgerl.aggregate import majority_vote
+
 KINDS = ("pairwise", "pointwise", "listwise")
 PAIRWISE_ORDERS = ("AB", "BA")
 POINTWISE_ORDERS = ("chosen", "rejected")
@@ -66,25 +68,6 @@ _REQUIRED = ("pair_id", "kind", "order", "sample", "decision")
 
 class RecordError(ValueError):
     """A judgment record is malformed (message names the record index and field)."""
-
-
-def majority_vote(choices: Iterable[str | None]) -> str | None:
-    """Majority vote over sample choices (J1 test-time scaling for pairwise judges).
-
-    Args:
-        choices: Per-sample choices, each ``"chosen"``, ``"rejected"``, ``"tie"`` or ``None``
-            (invalid sample; excluded from the vote).
-
-    Returns:
-        The most frequent valid choice; ``"tie"`` when two or more choices share the top count;
-        ``None`` when no sample is valid.
-    """
-    counts = Counter(c for c in choices if c is not None)
-    if not counts:
-        return None
-    top = max(counts.values())
-    winners = [c for c, n in counts.items() if n == top]
-    return winners[0] if len(winners) == 1 else "tie"
 
 
 def sample_choice(record: Mapping[str, Any], index: int = 0) -> str | None:
@@ -377,6 +360,7 @@ def compute_metrics(
     n_bootstrap: int = 1000,
     ci_seed: int = 0,
     confidence: float = 0.95,
+    tools: bool | None = None,
 ) -> dict[str, Any]:
     """All judge metrics for a set of judgment records (definitions: module docstring).
 
@@ -385,6 +369,8 @@ def compute_metrics(
         n_bootstrap: Bootstrap resamples for the confidence intervals.
         ci_seed: Seed of the bootstrap RNG.
         confidence: Confidence level of the intervals (default 95%).
+        tools: Whether the judge ran code: True/False report / omit the tool metrics; None
+            reports them when a record's trajectory has tool calls or a code / tool segment.
 
     Returns:
         A JSON-serialisable dict with keys ``kind``, ``n_pairs_total`` (all pairs), ``n_pairs``
@@ -396,8 +382,10 @@ def compute_metrics(
         ``position_a_rate``, ``mean_completion_tokens``, ``truncation_rate``, ``by_source``
         ({source: the core metrics}), ``gold_ties`` (``{"n_pairs", "tie_rate", "invalid_rate"}``
         or None), ``krippendorff_alpha``, ``spearman``, ``kendall``, ``n_scored_responses`` and,
-        when any record has a trajectory, ``tool_use_rate``, ``tool_error_rate``,
-        ``mean_tool_rounds``. Rates are fractions in [0, 1]; undefined ones are ``None``.
+        ``finish_reasons`` ({finish reason: count}), ``n_failed`` (samples whose generation failed:
+        API error, filtered answer, prompt too long) and, for tool runs, ``tool_use_rate``,
+        ``tool_error_rate``, ``mean_tool_rounds``. Rates are fractions in [0, 1]; undefined ones
+        are ``None``.
 
     Raises:
         RecordError: a record lacks a field or has an unknown kind / order (message names the
@@ -447,8 +435,14 @@ def compute_metrics(
     else:
         m["gold_ties"] = None
     m.update(agreement_with_gold(outcomes))
+    m["finish_reasons"] = dict(Counter(str(r.get("finish_reason") or "stop") for r in judgment_records).most_common())
+    m["n_failed"] = sum(r.get("finish_reason") in ("error", "content_filter", "prompt_too_long")
+                        for r in judgment_records)
     trajs = [r["trajectory"] for r in scored_records if r.get("trajectory")]
-    if trajs:
+    if tools is None:
+        tools = any(int(t.get("tool_calls") or 0) > 0
+                    or any(seg.get("kind") in ("code", "tool") for seg in t.get("segments", ())) for t in trajs)
+    if tools:
         calls = [int(t.get("tool_calls", 0)) for t in trajs]
         errors = [int(t.get("tool_errors", 0)) for t in trajs]
         m["tool_use_rate"] = _mean([c > 0 for c in calls])

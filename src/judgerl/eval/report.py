@@ -117,6 +117,12 @@ def format_report(summary: Mapping[str, Any], plot_file: str | None = PLOT_FILE)
     if "forced_answer_rate" in summary:
         rows.append(("answer forced (--force-answer)", _pct(summary["forced_answer_rate"]),
                      "judgments whose answer tag was prefilled"))
+    if summary.get("n_failed"):
+        rows.append(("generation failed (API error, filtered, prompt too long)", summary["n_failed"],
+                     f"{summary.get('n_retry', 0)} will be retried by re-running the same command"))
+    if summary.get("n_identical_response_pairs"):
+        rows.append(("pairs whose two responses are identical", summary["n_identical_response_pairs"],
+                     "no judge can be position-consistent on them"))
     lines += _table(["metric", "value", "95% CI"], rows)
     lines += ["", "Ties and invalid judgments count as wrong in accuracy; invalid outputs are never "
               "counted as ties. Pointwise judging has no order: its position-consistent accuracy equals "

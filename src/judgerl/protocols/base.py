@@ -51,3 +51,38 @@ class JudgeProtocol(ABC):
         Raises:
             ValueError: ``n_responses`` is impossible for this protocol (a caller error).
         """
+
+    @abstractmethod
+    def render_answer(self, decision: Decision) -> str:
+        """The final-answer tags that :meth:`parse` reads back as ``decision`` (its inverse).
+
+        Used to write SFT targets and templated trajectories. ``parse(render_judgment(t, d))``
+        returns ``d`` (with ``thought=t``).
+
+        Raises:
+            ValueError: ``decision`` is invalid or does not fit this protocol (e.g. a PoS decision
+                without a score, a score outside the scale).
+        """
+
+    def render_judgment(self, thought: str, decision: Decision) -> str:
+        """A complete judgment: ``<think>thought</think>`` then :meth:`render_answer`."""
+        return f"<think>{thought}</think>\n{self.render_answer(decision)}"
+
+    @abstractmethod
+    def force_suffix(self, text: str) -> str:
+        """Text to append to an unfinished judgment ``text`` to force its final answer.
+
+        Closes an open code span and an open ``<think>``, then opens this protocol's first answer
+        tag, so that a few more generated tokens give the decision (answer forcing; the same idea
+        as s1's budget forcing, Muennighoff et al., 2025).
+        """
+
+    @property
+    @abstractmethod
+    def forced_stop(self) -> tuple[str, ...]:
+        """Stop strings for the short generation after :meth:`force_suffix`."""
+
+    @abstractmethod
+    def finish_forced(self, generated: str) -> str:
+        """``generated`` (text after the forced suffix, stop string cut) completed with the
+        closing tag the stop string removed, if any."""

@@ -116,6 +116,22 @@ class Listwise(TaggedProtocol):
         blocks = [answer_block(f"Response {i}", r) for i, r in enumerate(items, start=1)]
         return [system_message(task, answer, tools), user_message(prompt, blocks, reminder)]
 
+    def render_answer(self, decision: Decision) -> str:
+        """``<best>k</best>`` (1-based) or ``<ranking>2 > 1 > 3</ranking>``.
+
+        Raises:
+            ValueError: an invalid decision, no ranking, or (rank mode) a ranking that is not a
+                permutation of 0..n-1.
+        """
+        r = decision.ranking
+        if not decision.valid or not r:
+            raise ValueError(f"listwise: cannot render {decision!r}: needs a valid decision with a ranking")
+        if self.mode == "best":
+            return f"<best>{r[0] + 1}</best>"
+        if sorted(r) != list(range(len(r))) or len(r) < 2:
+            raise ValueError(f"listwise: ranking {r!r} is not a permutation of 0..{len(r) - 1}")
+        return "<ranking>" + " > ".join(str(i + 1) for i in r) + "</ranking>"
+
     def decide(self, tags: list[TagMatch], n_responses: int | None) -> Decision:
         if self.mode == "best":
             best = agree(_index(t.content, n_responses) for t in tags)

@@ -99,6 +99,22 @@ def _scores(tags: list[TagMatch], lo: float, hi: float) -> tuple[float | None, f
     return out[0], out[1]
 
 
+def _render_verdict(name: str, decision: Decision) -> str:
+    if not decision.valid or decision.verdict not in ("A", "B"):
+        raise ValueError(f"{name}: cannot render {decision!r}: needs a valid decision with verdict A or B")
+    return decision.verdict
+
+
+def _render_scores(name: str, decision: Decision, lo: float, hi: float) -> str:
+    if not decision.valid or decision.scores is None or len(decision.scores) != 2:
+        raise ValueError(f"{name}: cannot render {decision!r}: needs a valid decision with two scores")
+    for s in decision.scores:
+        if not lo <= s <= hi:
+            raise ValueError(f"{name}: score {s} outside [{lo}, {hi}]")
+    sa, sb = (format_number(x) for x in decision.scores)
+    return f"<score_A>{sa}</score_A> <score_B>{sb}</score_B>"
+
+
 @dataclass(frozen=True)
 class PaV(_Pairwise):
     """J1 pairwise-verdict judge: (x, a, b) -> (thought, verdict in {A, B}).
@@ -122,6 +138,14 @@ class PaV(_Pairwise):
 
     def decide(self, tags: list[TagMatch], n_responses: int | None) -> Decision:
         return Decision(valid=True, verdict=_verdict(tags))  # type: ignore[arg-type]
+
+    def render_answer(self, decision: Decision) -> str:
+        """``<verdict>A</verdict>`` / ``<verdict>B</verdict>``.
+
+        Raises:
+            ValueError: an invalid decision or a verdict other than A/B.
+        """
+        return f"<verdict>{_render_verdict(self.name, decision)}</verdict>"
 
 
 @dataclass(frozen=True)
@@ -158,6 +182,18 @@ class PaS(_Pairwise):
 
     def _reminder(self) -> str:
         return "Think inside <think></think>, then answer <score_A>x</score_A> <score_B>y</score_B>."
+
+    @property
+    def forced_tags(self) -> tuple[str, ...]:
+        return SCORE_TAGS
+
+    def render_answer(self, decision: Decision) -> str:
+        """``<score_A>x</score_A> <score_B>y</score_B>``.
+
+        Raises:
+            ValueError: an invalid decision, no two scores, or a score outside the scale.
+        """
+        return _render_scores(self.name, decision, self.min_score, self.max_score)
 
     def decide(self, tags: list[TagMatch], n_responses: int | None) -> Decision:
         sa, sb = _scores(tags, self.min_score, self.max_score)
@@ -208,6 +244,23 @@ class PaVS(_Pairwise):
             "Think inside <think></think>, then answer <verdict>A or B</verdict> "
             "<score_A>x</score_A> <score_B>y</score_B>."
         )
+
+    @property
+    def forced_tags(self) -> tuple[str, ...]:
+        return ("verdict",) + SCORE_TAGS if self.require_scores else ("verdict",)
+
+    def render_answer(self, decision: Decision) -> str:
+        """``<verdict>A</verdict> <score_A>x</score_A> <score_B>y</score_B>`` (scores may be
+        omitted when ``require_scores=False`` and the decision has none).
+
+        Raises:
+            ValueError: an invalid decision, a verdict other than A/B, or missing / out-of-range
+                scores where they are required.
+        """
+        verdict = f"<verdict>{_render_verdict(self.name, decision)}</verdict>"
+        if decision.scores is None and not self.require_scores:
+            return verdict
+        return f"{verdict} {_render_scores(self.name, decision, self.min_score, self.max_score)}"
 
     def decide(self, tags: list[TagMatch], n_responses: int | None) -> Decision:
         verdict = _verdict(tags)

@@ -83,6 +83,19 @@ class PoS(TaggedProtocol):
             ),
         ]
 
+    def render_answer(self, decision: Decision) -> str:
+        """``<score>x</score>``.
+
+        Raises:
+            ValueError: an invalid decision, no score, or a score outside the scale.
+        """
+        if not decision.valid or not decision.scores or len(decision.scores) != 1:
+            raise ValueError(f"pos: cannot render {decision!r}: needs a valid decision with one score")
+        s = decision.scores[0]
+        if not self.min_score <= s <= self.max_score:
+            raise ValueError(f"pos: score {s} outside [{self.min_score}, {self.max_score}]")
+        return f"<score>{format_number(s)}</score>"
+
     def decide(self, tags: list[TagMatch], n_responses: int | None) -> Decision:
         score = agree(parse_score(t.content, self.min_score, self.max_score) for t in tags)
         return Decision(valid=True, scores=(score,))

@@ -18,125 +18,35 @@ times, consecutively):
 TRL's extra kwargs ``log_metric`` (used to log accuracy and valid-format rate per step) and
 ``trainer_state`` etc. are accepted and ignored otherwise.
 
-Helpers shared with :mod:`judgerl.rewards.regression` (``completion_text``, ``parse_all``, …) live
-here too.
+Factories take protocol **objects** (or names, for default options), e.g.
+``get_pointwise_pair_reward(PoS(max_score=9))``, so a recipe's scale reaches its rewards; the
+row's ``protocol`` column picks among them. Column reading lives in :mod:`judgerl.rewards._columns`.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Sequence
 
+from judgerl.protocols.base import JudgeProtocol
+from judgerl.rewards._columns import (
+    RewardFn,
+    column,
+    completion_text,
+    log,
+    partner_index,
+    protocol_set,
+    row_protocols,
+)
 from judgerl.types import Decision
 
-
-def completion_text(completion: Any) -> str:
-    """The judge's text of one TRL completion.
-
-    Args:
-        completion: A string, or a list of chat messages; the contents of all assistant messages
-            are concatenated (a tool-integrated rollout may hold several).
-
-    Raises:
-        TypeError: for anything else.
-    """
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, (list, tuple)):
-        parts = []
-        for m in completion:
-            if not isinstance(m, dict) or "content" not in m:
-                raise TypeError(f"completion message must be a dict with 'content', got {m!r}")
-            if m.get("role", "assistant") == "assistant":
-                parts.append(str(m["content"]))
-        return "".join(parts)
-    raise TypeError(f"completion must be a str or a list of messages, got {type(completion).__name__}")
+ProtocolArg = JudgeProtocol | str | Sequence[JudgeProtocol | str]
 
 
-@lru_cache(maxsize=64)
-def cached_protocol(name: str, items: tuple[tuple[str, Any], ...] = ()) -> Any:
-    """``judgerl.protocols.get_protocol(name, **dict(items))``, built once per argument set."""
-    from judgerl.protocols import get_protocol
-
-    return get_protocol(name, **dict(items))
+def _parse(completions: Sequence[Any], protos: Sequence[JudgeProtocol | None]) -> list[Decision | None]:
+    return [None if p is None else p.parse(completion_text(c)) for c, p in zip(completions, protos)]
 
 
-def parse_all(
-    completions: Sequence[Any],
-    protocols: Sequence[str | None],
-    protocol_kwargs: dict[str, Any] | None = None,
-) -> list[Decision | None]:
-    """Parse each completion with its row's protocol (None where the row's protocol is None)."""
-    items = tuple(sorted((protocol_kwargs or {}).items()))
-    out: list[Decision | None] = []
-    for c, name in zip(completions, protocols):
-        out.append(None if name is None else cached_protocol(name, items).parse(completion_text(c)))
-    return out
-
-
-def column(kwargs: dict[str, Any], name: str, n: int, reward: str) -> list[Any]:
-    """The dataset column ``name`` from a reward call's kwargs, checked to have ``n`` entries.
-
-    Raises:
-        KeyError: the column is missing (names the reward and the column to add to the dataset).
-        ValueError: wrong length.
-    """
-    if name not in kwargs or kwargs[name] is None:
-        raise KeyError(f"{reward} needs the dataset column {name!r} (one value per completion)")
-    values = list(kwargs[name])
-    if len(values) != n:
-        raise ValueError(f"{reward}: column {name!r} has {len(values)} values for {n} completions")
-    return values
-
-
-def protocol_column(kwargs: dict[str, Any], n: int, default: str | None) -> list[str | None]:
-    """Per-row protocol names: the ``protocol`` column when present, else ``default`` for all rows."""
-    if kwargs.get("protocol") is not None:
-        return list(kwargs["protocol"])
-    if default is None:
-        raise KeyError("no protocol given: pass protocol= to the reward factory or add a 'protocol' column")
-    return [default] * n
-
-
-def partner_index(keys: Sequence[Hashable], partner_key: Callable[[Hashable], Hashable]) -> list[int | None]:
-    """For each row, the index of its partner row in the same batch.
-
-    The k-th occurrence of key ``x`` is partnered with the k-th occurrence of ``partner_key(x)``
-    (with ``num_generations`` samples per prompt, sample k of order AB is paired with sample k of
-    order BA). Rows whose key is None, or whose partner is absent, get None.
-    """
-    seen: dict[Hashable, int] = {}
-    occurrence: list[int] = []
-    positions: dict[tuple[Hashable, int], int] = {}
-    for i, k in enumerate(keys):
-        j = seen.get(k, 0)
-        seen[k] = j + 1
-        occurrence.append(j)
-        positions[(k, j)] = i
-    out: list[int | None] = []
-    for i, k in enumerate(keys):
-        if k is None:
-            out.append(None)
-            continue
-        out.append(positions.get((partner_key(k), occurrence[i])))
-    return out
-
-
-def log(kwargs: dict[str, Any], name: str, values: Sequence[float]) -> None:
-    """Log the mean of ``values`` as metric ``name`` through TRL's ``log_metric`` hook, if given."""
-    fn = kwargs.get("log_metric")
-    if fn is not None and len(values) > 0:
-        fn(name, float(sum(values)) / len(values))
-
-
-def _kind(name: str | None) -> str | None:
-    return None if name is None else cached_protocol(name).kind
-
-
-RewardFn = Callable[..., list[float | None]]
-
-
-def get_verdict_reward(protocol: str | None = "pav") -> RewardFn:
+def get_verdict_reward(protocol: ProtocolArg = "pav") -> RewardFn:
     """J1 verdict reward: 1.0 if the judge's final verdict equals the gold verdict, else 0.0.
 
     Pairwise rows only (PaV, PaS, PaVS: for score protocols the verdict is the argmax the parser
@@ -150,12 +60,14 @@ def get_verdict_reward(protocol: str | None = "pav") -> RewardFn:
         KeyError: the ``label`` column is missing.
     """
 
+    protos = protocol_set(protocol)
+
     def verdict_reward(completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
         n = len(completions)
         labels = column(kwargs, "label", n, "verdict_reward")
-        names = protocol_column(kwargs, n, protocol)
-        names = [p if _kind(p) == "pairwise" and lab is not None else None for p, lab in zip(names, labels)]
-        decisions = parse_all(completions, names)
+        rows = row_protocols(kwargs, n, protos, "verdict_reward", kind="pairwise")
+        rows = [p if lab is not None else None for p, lab in zip(rows, labels)]
+        decisions = _parse(completions, rows)
         out: list[float | None] = []
         for d, lab in zip(decisions, labels):
             out.append(None if d is None else float(d.valid and d.verdict == lab))
@@ -167,7 +79,7 @@ def get_verdict_reward(protocol: str | None = "pav") -> RewardFn:
     return verdict_reward
 
 
-def get_consistency_reward(protocol: str | None = "pav") -> RewardFn:
+def get_consistency_reward(protocol: ProtocolArg = "pav") -> RewardFn:
     """J1 position-consistency reward: 1.0 only when the judge is correct on BOTH orders of a pair.
 
     With position-agnostic batching every pair appears twice in the batch, as (x, a, b) with
@@ -186,16 +98,18 @@ def get_consistency_reward(protocol: str | None = "pav") -> RewardFn:
             distinct prompts per generation batch must be even.
     """
 
+    protos = protocol_set(protocol)
+
     def consistency_reward(completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
         n = len(completions)
         labels = column(kwargs, "label", n, "consistency_reward")
         pair_ids = column(kwargs, "pair_id", n, "consistency_reward")
         orders = column(kwargs, "order", n, "consistency_reward")
-        names = protocol_column(kwargs, n, protocol)
-        names = [p if _kind(p) == "pairwise" and lab is not None else None for p, lab in zip(names, labels)]
-        decisions = parse_all(completions, names)
+        rows = row_protocols(kwargs, n, protos, "consistency_reward", kind="pairwise")
+        rows = [p if lab is not None else None for p, lab in zip(rows, labels)]
+        decisions = _parse(completions, rows)
         correct = [d is not None and d.valid and d.verdict == lab for d, lab in zip(decisions, labels)]
-        keys = [None if names[i] is None else (pair_ids[i], int(orders[i])) for i in range(n)]
+        keys = [None if rows[i] is None else (pair_ids[i], int(orders[i])) for i in range(n)]
         partners = partner_index(keys, lambda k: (k[0], 1 - k[1]))  # type: ignore[index]
         out: list[float | None] = []
         for i in range(n):
@@ -216,7 +130,7 @@ def get_consistency_reward(protocol: str | None = "pav") -> RewardFn:
     return consistency_reward
 
 
-def get_pointwise_pair_reward(protocol: str | None = "pos", **protocol_kwargs: Any) -> RewardFn:
+def get_pointwise_pair_reward(protocol: ProtocolArg = "pos") -> RewardFn:
     """J1 pointwise-from-pairwise reward: 1.0 iff score(chosen) > score(rejected), else 0.0.
 
     Each pair is split into two pointwise rows (``role="chosen"`` / ``role="rejected"``, same
@@ -225,8 +139,8 @@ def get_pointwise_pair_reward(protocol: str | None = "pos", **protocol_kwargs: A
     0). Non-pointwise rows get None.
 
     Args:
-        protocol: Default protocol name (overridden per row by a ``protocol`` column).
-        **protocol_kwargs: Passed to ``get_protocol`` (e.g. ``min_score=0, max_score=10``).
+        protocol: The pointwise protocol object(s) (e.g. ``PoS(max_score=9)``) or name(s); a
+            ``protocol`` column picks among them per row.
 
     Columns: ``pair_id``, ``role``, optional ``protocol``.
     Logs: ``judge/pointwise_pair_accuracy``, ``judge/pointwise_valid_format``, ``judge/pointwise_tie_rate``.
@@ -237,17 +151,18 @@ def get_pointwise_pair_reward(protocol: str | None = "pos", **protocol_kwargs: A
             "chosen"/"rejected".
     """
 
+    protos = protocol_set(protocol)
+
     def pointwise_pair_reward(completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
         n = len(completions)
         pair_ids = column(kwargs, "pair_id", n, "pointwise_pair_reward")
         roles = column(kwargs, "role", n, "pointwise_pair_reward")
-        names = protocol_column(kwargs, n, protocol)
-        names = [p if _kind(p) == "pointwise" else None for p in names]
-        for i, (name, r) in enumerate(zip(names, roles)):
-            if name is not None and r not in ("chosen", "rejected"):
+        rows = row_protocols(kwargs, n, protos, "pointwise_pair_reward", kind="pointwise")
+        for i, (p, r) in enumerate(zip(rows, roles)):
+            if p is not None and r not in ("chosen", "rejected"):
                 raise ValueError(f"pointwise_pair_reward: row {i} has role {r!r}; expected 'chosen' or 'rejected'")
-        decisions = parse_all(completions, names, protocol_kwargs)
-        keys = [None if names[i] is None else (pair_ids[i], roles[i]) for i in range(n)]
+        decisions = _parse(completions, rows)
+        keys = [None if rows[i] is None else (pair_ids[i], roles[i]) for i in range(n)]
         other = {"chosen": "rejected", "rejected": "chosen"}
         partners = partner_index(keys, lambda k: (k[0], other[k[1]]))  # type: ignore[index]
         out: list[float | None] = []
@@ -277,19 +192,24 @@ def get_pointwise_pair_reward(protocol: str | None = "pos", **protocol_kwargs: A
     return pointwise_pair_reward
 
 
-def get_format_reward(protocol: str | None = None, **protocol_kwargs: Any) -> RewardFn:
+def get_format_reward(protocol: ProtocolArg) -> RewardFn:
     """Format reward: 1.0 when the row's protocol parses the completion into a valid Decision, else 0.0.
 
     A shaping term for the first RL steps of small models (the answer tags must be emitted before
-    the correctness rewards can separate outputs). Applies to every row.
+    the correctness rewards can separate outputs). Applies to every row whose protocol is given.
 
-    Columns: optional ``protocol`` (else the factory's ``protocol``, which is then required).
+    Args:
+        protocol: The protocol object(s) of the rows, with their options (a 0-9 PoS recipe passes
+            ``PoS(max_score=9)``, so a score of 10 is invalid); a ``protocol`` column picks per row.
+
+    Columns: optional ``protocol``.
     Logs: ``judge/valid_format``.
     """
+    protos = protocol_set(protocol)
 
     def format_reward(completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
-        names = protocol_column(kwargs, len(completions), protocol)
-        decisions = parse_all(completions, names, protocol_kwargs)
+        rows = row_protocols(kwargs, len(completions), protos, "format_reward")
+        decisions = _parse(completions, rows)
         out: list[float | None] = [None if d is None else float(d.valid) for d in decisions]
         log(kwargs, "judge/valid_format", [v for v in out if v is not None])
         return out
@@ -298,10 +218,8 @@ def get_format_reward(protocol: str | None = None, **protocol_kwargs: Any) -> Re
 
 
 __all__ = [
-    "completion_text",
     "get_consistency_reward",
     "get_format_reward",
     "get_pointwise_pair_reward",
     "get_verdict_reward",
-    "parse_all",
 ]

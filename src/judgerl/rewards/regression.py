@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from judgerl.rewards.j1 import RewardFn, cached_protocol, column, log, parse_all, protocol_column
+from judgerl.protocols.base import JudgeProtocol
+from judgerl.rewards._columns import RewardFn, column, completion_text, log, protocol_set, row_protocols
 
 
 def regression_reward_value(pred: float | None, gold: float, min_score: float, max_score: float) -> float:
@@ -33,47 +34,59 @@ def regression_reward_value(pred: float | None, gold: float, min_score: float, m
     return (m_max - (pred - gold) ** 2) / m_max
 
 
-def get_regression_reward(protocol: str | None = "pos", min_score: float = 0, max_score: float = 9) -> RewardFn:
+def get_regression_reward(protocol: JudgeProtocol | str = "pos", min_score: float | None = None,
+                          max_score: float | None = None) -> RewardFn:
     """Factory for the score-regression reward (see module docstring for the formula).
 
     Args:
-        protocol: Default pointwise protocol (overridden per row by a ``protocol`` column); it is
-            built with ``min_score``/``max_score`` so out-of-range scores parse as invalid (-1).
-        min_score, max_score: The score scale (paper: 0–9, M_max = 81).
+        protocol: The pointwise protocol object (its ``min_score``/``max_score`` are the scale, so
+            out-of-range scores parse as invalid and get -1), or a name built with
+            ``min_score``/``max_score`` (default 0-9, the paper's scale: M_max = 81).
+        min_score, max_score: The scale when ``protocol`` is a name; must match the object's
+            scale when given with an object.
 
     Columns: ``gold_score`` (number in [min_score, max_score]; rows with None get None),
         optional ``protocol``. Non-pointwise rows get None.
     Logs: ``judge/regression_valid_format``, ``judge/regression_abs_error`` (valid rows).
 
     Raises:
-        ValueError: ``max_score <= min_score`` (at creation) or a gold score out of range (when called).
+        ValueError: ``max_score <= min_score``, a scale that differs from the protocol object's,
+            or (when called) a gold score out of range.
         KeyError: (when called) the ``gold_score`` column is missing.
     """
-    if max_score <= min_score:
-        raise ValueError(f"max_score ({max_score}) must be > min_score ({min_score})")
-    pkw = {"min_score": min_score, "max_score": max_score}
+    if isinstance(protocol, str):
+        from judgerl.protocols import get_protocol
+
+        lo = 0 if min_score is None else min_score
+        hi = 9 if max_score is None else max_score
+        if hi <= lo:
+            raise ValueError(f"max_score ({hi}) must be > min_score ({lo})")
+        protocol = get_protocol(protocol, min_score=lo, max_score=hi)
+    lo, hi = float(protocol.min_score), float(protocol.max_score)  # type: ignore[attr-defined]
+    for name, given, own in (("min_score", min_score, lo), ("max_score", max_score, hi)):
+        if given is not None and float(given) != own:
+            raise ValueError(f"{name}={given} differs from the protocol's {own}; pass the protocol with its scale")
+    protos = protocol_set(protocol)
 
     def regression_reward(completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
         n = len(completions)
         golds = column(kwargs, "gold_score", n, "regression_reward")
-        names = protocol_column(kwargs, n, protocol)
-        names = [
-            p if p is not None and g is not None and cached_protocol(p).kind == "pointwise" else None
-            for p, g in zip(names, golds)
-        ]
-        decisions = parse_all(completions, names, pkw)
+        rows = row_protocols(kwargs, n, protos, "regression_reward", kind="pointwise")
         out: list[float | None] = []
         valid: list[float] = []
         errors: list[float] = []
-        for d, g in zip(decisions, golds):
-            if d is None:
+        for c, p, g in zip(completions, rows, golds):
+            if p is None or g is None:
                 out.append(None)
                 continue
+            if not lo <= float(g) <= hi:
+                raise ValueError(f"regression_reward: gold score {g} outside [{lo}, {hi}]")
+            d = p.parse(completion_text(c))
             pred = float(d.scores[0]) if d.valid and d.scores else None
             valid.append(float(pred is not None))
             if pred is not None:
                 errors.append(abs(pred - float(g)))
-            out.append(regression_reward_value(pred, float(g), min_score, max_score))
+            out.append(regression_reward_value(pred, float(g), lo, hi))
         log(kwargs, "judge/regression_valid_format", valid)
         log(kwargs, "judge/regression_abs_error", errors)
         return out

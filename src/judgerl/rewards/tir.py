@@ -36,13 +36,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from judgerl.protocols import JudgeProtocol, get_protocol
-from judgerl.tools.codeblocks import count_python_blocks, looks_like_error, output_blocks
+from judgerl.codeblocks import MAX_TOOL_ROUNDS, count_python_blocks, looks_like_error, output_blocks
+from judgerl.rewards._columns import column, completion_text
 from judgerl.types import Decision, Trajectory
 
 #: Categories whose items must be judged without tools (TIR-Judge: safety and general chat).
 NO_TOOL_CATEGORIES: frozenset[str] = frozenset({"safety", "chat", "general_chat", "general-chat"})
 #: Most tool calls allowed by Rt (TIR-Judge: 3).
-MAX_TOOL_CALLS = 3
+MAX_TOOL_CALLS = MAX_TOOL_ROUNDS  #: kept under the TIR-Judge paper's name
 
 RewardFn = Callable[..., list[float | None]]
 
@@ -115,21 +116,6 @@ def rt_component(tool_calls: int, tool_errors: int, *, max_tool_calls: int = MAX
     return float(tool_errors == 0 and tool_calls <= max_tool_calls)
 
 
-def completion_text(completion: Any) -> str:
-    """The text of a TRL completion: a str, or a list of chat messages (contents concatenated).
-
-    Raises:
-        TypeError: anything else.
-    """
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Mapping):
-        return str(completion.get("content", ""))
-    if isinstance(completion, Sequence):
-        return "".join(completion_text(m) for m in completion)
-    raise TypeError(f"a completion must be a str or a list of chat messages, got {type(completion).__name__}")
-
-
 def tool_stats(text: str, trajectory: Trajectory | Mapping[str, Any] | None = None) -> tuple[int, int]:
     """(tool calls, tool errors) of a judgment; see the module docstring for the rules."""
     blocks = count_python_blocks(text)
@@ -189,26 +175,15 @@ def score_tir(
     return TIRScore(tir_reward_value(rc, rf, rt), rc, rf, rt, calls, errors, decision)
 
 
-def _column(kwargs: Mapping[str, Any], name: str, n: int) -> list[Any]:
-    value = kwargs.get(name)
-    if value is None:
-        return [None] * n
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ValueError(f"reward column {name!r} must be a list with one value per completion, got {value!r}")
-    if len(value) != n:
-        raise ValueError(f"reward column {name!r} has {len(value)} values for {n} completions")
-    return list(value)
-
-
 def _scores_for_batch(
     proto: JudgeProtocol, completions: Sequence[Any], kwargs: Mapping[str, Any], options: Mapping[str, Any]
 ) -> list[TIRScore | None]:
     n = len(completions)
-    labels = _column(kwargs, "label", n)
-    golds = _column(kwargs, "gold", n)
-    categories = _column(kwargs, "category", n)
-    trajectories = _column(kwargs, "trajectories", n)
-    n_resp = _column(kwargs, "n_responses", n)
+    labels = column(kwargs, "label", n, "tir_reward", required=False)
+    golds = column(kwargs, "gold", n, "tir_reward", required=False)
+    categories = column(kwargs, "category", n, "tir_reward", required=False)
+    trajectories = column(kwargs, "trajectories", n, "tir_reward", required=False)
+    n_resp = column(kwargs, "n_responses", n, "tir_reward", required=False)
     out: list[TIRScore | None] = []
     for i, completion in enumerate(completions):
         gold = labels[i] if labels[i] is not None else golds[i]

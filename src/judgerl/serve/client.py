@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import random
 import time
+import uuid
 from typing import Any, Callable, Mapping, Sequence
 
 import httpx
+
+from judgerl.rewards._columns import completion_text, prompt_text
 
 #: Statuses worth retrying: the server is overloaded or restarting.
 RETRY_STATUS = frozenset({502, 503, 504})
@@ -37,6 +40,9 @@ class JudgeClient:
         max_retries: Retries on connection errors and 502/503/504 (capped exponential backoff with
             full jitter, starting at ``backoff_base_s``; a ``Retry-After`` header wins).
         transport: Optional httpx transport (tests).
+
+    Every call carries an ``X-Request-ID`` that its retries reuse, so a retry after a read timeout
+    is never judged twice.
 
     Raises (from every method):
         JudgeClientError: a 4xx answer (message = the server's ``error``), or 5xx / connection
@@ -66,11 +72,14 @@ class JudgeClient:
         self.close()
 
     def _call(self, method: str, path: str, payload: Any = None) -> Any:
+        # One id per logical call, sent with every retry: the server answers a retry from the
+        # first attempt (in flight or finished) instead of judging the same items again.
+        headers = {"X-Request-ID": uuid.uuid4().hex}
         attempt = 0
         while True:
             try:
-                r = self._http.request(method, path, json=payload)
-            except httpx.TransportError as e:
+                r = self._http.request(method, path, json=payload, headers=headers)
+            except httpx.TransportError as e:  # incl. read timeouts: the server may still be judging
                 if attempt >= self.max_retries:
                     raise JudgeClientError(f"{self.url}{path}: {type(e).__name__}: {e}") from e
                 delay = None
@@ -97,6 +106,10 @@ class JudgeClient:
     def judge_pairs(self, items: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
         """Judge ``[{prompt, response_a, response_b}, ...]``; one result dict per item (verdict, scores, valid, raw)."""
         return self._call("POST", "/v1/judge/pairwise", {"items": [dict(i) for i in items]})["results"]
+
+    def judge_listwise(self, items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Rank ``[{prompt, responses: [...]}, ...]`` (listwise servers); one result per item."""
+        return self._call("POST", "/v1/judge/listwise", {"items": [dict(i) for i in items]})["results"]
 
     def score(self, items: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
         """Score ``[{prompt, response}, ...]`` (pointwise servers); one result dict per item."""
@@ -125,38 +138,6 @@ class JudgeClient:
                 item["reference"] = references[i]
             items.append(item)
         return self._call("POST", "/v1/rewards", {"items": items})
-
-
-def prompt_text(prompt: Any) -> str:
-    """The instruction a judge should see, from a TRL prompt (a string or a list of chat messages).
-
-    A conversation with one user turn (plus optional system) gives that turn's content; longer
-    conversations are rendered as ``"role: content"`` blocks.
-
-    Raises:
-        TypeError: neither a string nor a list of ``{"role", "content"}`` mappings.
-    """
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, Sequence) and all(isinstance(m, Mapping) and "content" in m for m in prompt):
-        turns = [m for m in prompt if m.get("role") != "system"]
-        if len(turns) == 1:
-            return str(turns[0]["content"])
-        return "\n\n".join(f"{m.get('role', 'user')}: {m['content']}" for m in turns)
-    raise TypeError(f"prompt must be a string or a list of chat messages, got {type(prompt).__name__}")
-
-
-def completion_text(completion: Any) -> str:
-    """The policy's response from a TRL completion (a string or a list of assistant messages).
-
-    Raises:
-        TypeError: neither a string nor a list of ``{"content"}`` mappings.
-    """
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Sequence) and all(isinstance(m, Mapping) and "content" in m for m in completion):
-        return "".join(str(m["content"]) for m in completion if m.get("role", "assistant") == "assistant")
-    raise TypeError(f"completion must be a string or a list of chat messages, got {type(completion).__name__}")
 
 
 def remote_reward(

@@ -3,6 +3,7 @@
 Each judging endpoint takes either one item inline or a batch under ``items``:
 
 * ``POST /v1/judge/pairwise``: ``{prompt, response_a, response_b}`` or ``{"items": [...]}``;
+* ``POST /v1/judge/listwise``: ``{prompt, responses: [...]}`` or ``{"items": [...]}``;
 * ``POST /v1/score``: ``{prompt, response}`` or ``{"items": [...]}``;
 * ``POST /v1/rewards``: ``{"items": [{prompt, response, reference?}, ...]}``;
 * ``POST /get_reward`` (OpenRLHF ``--remote_rm_url``): ``{"query": [...], "prompts": [...], "labels": [...]}``.
@@ -115,6 +116,40 @@ class ScoreRequest(_Strict):
         if self.items is not None:
             return self.items, False
         return [PointItem(prompt=self.prompt, response=self.response)], True
+
+
+class ListwiseItem(_Strict):
+    """One prompt with n >= 2 candidate responses (shown as Response 1..n)."""
+
+    prompt: str
+    responses: list[str] = Field(min_length=2)
+
+
+class ListwiseRequest(_Strict):
+    """Body of ``POST /v1/judge/listwise``: one item inline or a batch under ``items``."""
+
+    prompt: str | None = None
+    responses: list[str] | None = Field(default=None, min_length=2)
+    items: list[ListwiseItem] | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape(cls, data: Any) -> Any:
+        return _one_or_batch(data, ("prompt", "responses"))
+
+    @model_validator(mode="after")
+    def _complete(self) -> "ListwiseRequest":
+        if self.items is None:
+            missing = [f for f in ("prompt", "responses") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"missing fields: {missing}")
+        return self
+
+    def batch(self) -> tuple[list[ListwiseItem], bool]:
+        """(items, whether the request was a single inline item)."""
+        if self.items is not None:
+            return self.items, False
+        return [ListwiseItem(prompt=self.prompt, responses=self.responses)], True
 
 
 class RewardsRequest(_Strict):

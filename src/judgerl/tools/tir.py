@@ -7,17 +7,20 @@ the final answer. :func:`run_tool_loop` produces such trajectories for a *batch*
 
 * every round, all unfinished prompts go to the backend in ONE ``generate`` call; each continues its
   own assistant message (prefill: the prompt plus ``{"role": "assistant", "content": text so far}``);
+* each trajectory samples with its own seed (``seeds``; round ``r`` uses :func:`round_seed`), so it
+  does not depend on the other trajectories of the batch;
 * generation uses the extra stop string ```` ```output ````. Why: the end of a python block (a bare
   ```` ``` ```` line) cannot be told apart from the start of another block by a stop string, while a
   model that has seen TIR trajectories writes ```` ```output ```` right after its code, i.e. exactly
   when it would start to *hallucinate* interpreter output. The loop then finds the first complete
-  python block in the new text itself (:func:`~judgerl.tools.codeblocks.find_new_python_block`)
+  python block in the new text itself (:func:`~judgerl.codeblocks.find_new_python_block`)
   and drops everything generated after its closing fence. A block may open in the prompt's own
   assistant prefill (e.g. a prefill ending in ```` ```python\n ````, used to nudge small models
   into writing code); its ``code`` segment then starts at the beginning of the completion;
 * the blocks of one round run in the sandbox in parallel threads; each observation is appended as
   ```` ```output\\n…\\n``` ```` (stdout capped at ``output_cap`` characters, errors cut to their last
-  line) and the trajectory continues in the next round;
+  line; fences escaped and judge tags neutralised so printed text cannot close the block or write a
+  verdict) and the trajectory continues in the next round;
 * a trajectory stops when its new text holds no complete python block (the final answer), or when
   generation stopped for length without a block. After ``max_rounds`` executed blocks the last
   observation says the tool budget is spent and one final generation follows in which code is
@@ -41,10 +44,11 @@ import re
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from judgerl.backends.base import Backend, SamplingParams
-from judgerl.tools.codeblocks import find_new_python_block, format_observation, output_block
+from judgerl.backends.base import Backend, SamplingParams, derive_seed
+from judgerl.backends.chat import continue_prompt, prefill_of
+from judgerl.codeblocks import MAX_TOOL_ROUNDS, find_new_python_block, format_observation, output_block
 from judgerl.types import Messages, Segment, SegmentKind, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -71,6 +75,7 @@ class _State:
     tool_errors: int = 0
     prompt_tokens: int = 0
     finish_reason: str = "stop"
+    error: str | None = None
     done: bool = False
 
     @property
@@ -80,29 +85,6 @@ class _State:
     def add(self, kind: SegmentKind, text: str) -> None:
         if text:
             self.pieces.append((kind, text))
-
-
-def continue_prompt(messages: Messages, prefix: str) -> list[dict[str, str]]:
-    """``messages`` with ``prefix`` as the assistant text to continue (prefill).
-
-    If ``messages`` already ends with an assistant message, ``prefix`` is appended to it; else a new
-    assistant message holding ``prefix`` is added. An empty ``prefix`` returns a plain copy.
-    """
-    msgs = [dict(m) for m in messages]
-    if not prefix:
-        return msgs
-    if msgs and msgs[-1].get("role") == "assistant":
-        msgs[-1]["content"] = str(msgs[-1].get("content", "")) + prefix
-    else:
-        msgs.append({"role": "assistant", "content": prefix})
-    return msgs
-
-
-def _prefill(messages: Messages) -> str:
-    """The content of a trailing assistant message (the prompt's prefill), else ``""``."""
-    if messages and messages[-1].get("role") == "assistant":
-        return str(messages[-1].get("content", ""))
-    return ""
 
 
 def token_positions(text: str, char_positions: Sequence[int], tokenizer: Any | None = None) -> list[int]:
@@ -147,6 +129,7 @@ def build_trajectory(
     tool_errors: int = 0,
     prompt_tokens: int = 0,
     finish_reason: str = "stop",
+    error: str | None = None,
 ) -> Trajectory:
     """Freeze ``(kind, text)`` pieces into a :class:`Trajectory` with token offsets.
 
@@ -167,7 +150,8 @@ def build_trajectory(
         tool_calls=tool_calls,
         tool_errors=tool_errors,
         prompt_tokens=prompt_tokens,
-        finish_reason="length" if finish_reason == "length" else "stop",
+        finish_reason=finish_reason,  # type: ignore[arg-type]
+        error=error,
     )
 
 
@@ -180,12 +164,17 @@ def _resolve_tokenizer(backend: Backend, tokenizer: Any | None) -> Any | None:
     return getattr(backend, "tokenizer", None)
 
 
-def _round_params(params: SamplingParams, round_idx: int) -> SamplingParams:
+def _round_params(params: SamplingParams) -> SamplingParams:
     stop = tuple(params.stop)
     if OUTPUT_FENCE not in stop:
         stop = stop + (OUTPUT_FENCE,)
-    seed = None if params.seed is None else params.seed + round_idx
-    return replace(params, stop=stop, seed=seed)
+    return replace(params, stop=stop)
+
+
+def round_seed(seed: int, round_idx: int) -> int:
+    """The sampling seed of tool round ``round_idx`` of a trajectory whose seed is ``seed``
+    (round 0 uses ``seed`` itself; see :func:`judgerl.backends.base.derive_seed`)."""
+    return seed if round_idx == 0 else derive_seed(seed, "round", round_idx)
 
 
 def run_tool_loop(
@@ -193,9 +182,11 @@ def run_tool_loop(
     prompts: Sequence[Messages],
     params: SamplingParams,
     sandbox: Any,
-    max_rounds: int = 3,
+    max_rounds: int = MAX_TOOL_ROUNDS,
     tokenizer: Any | None = None,
     *,
+    seeds: Sequence[int] | None = None,
+    on_done: Callable[[int, Trajectory], None] | None = None,
     output_cap: int = DEFAULT_OUTPUT_CAP,
     max_parallel_tools: int | None = None,
 ) -> list[Trajectory]:
@@ -206,13 +197,17 @@ def run_tool_loop(
             unfinished prompt (at most ``max_rounds + 1`` calls in total).
         prompts: Chat prompts (e.g. from ``protocol.build(..., tools=True)``). A trailing assistant
             message is continued.
-        params: Sampling parameters for each round; ```` ```output ```` is added to ``stop`` and,
-            when sampling with a seed, round ``r`` uses ``seed + r``. ``max_new_tokens`` is per round.
+        params: Sampling parameters for each round; ```` ```output ```` is added to ``stop``.
+            ``max_new_tokens`` is per round.
         sandbox: Object with ``run(code: str) -> ExecResult`` (see
             :func:`judgerl.tools.get_sandbox`); called from worker threads.
         max_rounds: Most code blocks executed per trajectory (TIR-Judge: 3). 0 disables execution.
         tokenizer: Tokenizer for the segment token offsets; default ``backend.tokenizer`` when the
             backend has one, else whitespace words. Pass ``"whitespace"`` to force word counts.
+        seeds: One sampling seed per trajectory; round ``r`` samples with :func:`round_seed`, so a
+            trajectory does not depend on which others share its rounds. None: the backend
+            derives seeds from ``params.seed``.
+        on_done: Called ``f(index, trajectory)`` as soon as a trajectory is finished.
         output_cap: Most characters of stdout kept per observation (head kept, a note says how
             many were cut).
         max_parallel_tools: Threads running sandboxed code at once (default: CPU count).
@@ -220,11 +215,13 @@ def run_tool_loop(
     Returns:
         One :class:`Trajectory` per prompt, in order: segments ``model`` / ``code`` / ``tool``
         with contiguous token offsets, ``tool_calls`` (blocks executed), ``tool_errors`` (blocks
-        that raised or timed out), ``prompt_tokens`` of the first round and the finish reason of
-        the last generation.
+        that raised or timed out), ``prompt_tokens`` of the first round, and the finish reason
+        (and error) of the last generation. A failed generation (``error``, ``prompt_too_long``,
+        ``content_filter``) ends its trajectory.
 
     Raises:
-        ValueError: ``max_rounds`` < 0, ``output_cap`` < 1 or ``sandbox`` is None.
+        ValueError: ``max_rounds`` < 0, ``output_cap`` < 1, ``sandbox`` is None, or ``seeds`` of
+            the wrong length.
         RuntimeError: the backend returned a different number of completions than prompts.
     """
     if max_rounds < 0:
@@ -233,16 +230,30 @@ def run_tool_loop(
         raise ValueError(f"output_cap must be >= 1, got {output_cap}")
     if sandbox is None:
         raise ValueError("run_tool_loop needs a sandbox: pass judgerl.tools.get_sandbox()")
+    if seeds is not None and len(seeds) != len(prompts):
+        raise ValueError(f"got {len(seeds)} seeds for {len(prompts)} prompts")
     tok = _resolve_tokenizer(backend, tokenizer)
     states = [_State() for _ in prompts]
     workers = max_parallel_tools or os.cpu_count() or 2
+    rparams = _round_params(params)
+    sampled = seeds is not None and params.temperature > 0
+
+    def freeze(s: _State) -> Trajectory:
+        return build_trajectory(s.pieces, tok, tool_calls=s.tool_calls, tool_errors=s.tool_errors,
+                                prompt_tokens=s.prompt_tokens, finish_reason=s.finish_reason, error=s.error)
+
+    def finish(i: int) -> None:
+        states[i].done = True
+        if on_done is not None:
+            on_done(i, freeze(states[i]))
 
     for round_idx in range(max_rounds + 1):
         active = [i for i, s in enumerate(states) if not s.done]
         if not active:
             break
         batch = [continue_prompt(prompts[i], states[i].text) for i in active]
-        completions = backend.generate(batch, _round_params(params, round_idx))
+        rseeds = [round_seed(int(seeds[i]), round_idx) for i in active] if sampled else None  # type: ignore[index]
+        completions = backend.generate(batch, rparams, seeds=rseeds)
         if len(completions) != len(batch):
             raise RuntimeError(
                 f"backend {getattr(backend, 'name', backend)!r} returned {len(completions)} "
@@ -253,15 +264,21 @@ def run_tool_loop(
             s = states[i]
             if round_idx == 0:
                 s.prompt_tokens = comp.prompt_tokens
+            if comp.error is not None or comp.finish_reason in ("error", "prompt_too_long", "content_filter"):
+                s.add("model", comp.text)
+                s.finish_reason, s.error = comp.finish_reason, comp.error
+                finish(i)
+                continue
             # Blocks are searched in prefill + text so far + new text, so a prefill ending in an
             # opened ```python fence is honoured; only a block ending in the new text is run.
-            context = _prefill(prompts[i]) + s.text
+            context = prefill_of(prompts[i]) + s.text
             block = None
             if s.tool_calls < max_rounds:
                 block = find_new_python_block(context + comp.text, len(context))
             if block is None:
                 s.add("model", comp.text)
-                s.done, s.finish_reason = True, comp.finish_reason
+                s.finish_reason = comp.finish_reason
+                finish(i)
                 continue
             code_start = max(0, block.start - len(context))
             s.add("model", comp.text[:code_start])
@@ -279,20 +296,13 @@ def run_tool_loop(
             lead = "" if s.text.endswith("\n") else "\n"
             note = TOOLS_EXHAUSTED_NOTE if s.tool_calls >= max_rounds else ""
             s.add("tool", lead + output_block(observation) + note)
+    for i, s in enumerate(states):
+        if not s.done:  # pragma: no cover - the last round always finishes every trajectory
+            finish(i)
     logger.debug(
         "tool loop: %d prompts, %d tool calls, %d errors",
         len(states),
         sum(s.tool_calls for s in states),
         sum(s.tool_errors for s in states),
     )
-    return [
-        build_trajectory(
-            s.pieces,
-            tok,
-            tool_calls=s.tool_calls,
-            tool_errors=s.tool_errors,
-            prompt_tokens=s.prompt_tokens,
-            finish_reason=s.finish_reason,
-        )
-        for s in states
-    ]
+    return [freeze(s) for s in states]

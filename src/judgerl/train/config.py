@@ -1,31 +1,144 @@
-"""Training recipes: a YAML file -> :class:`TrainConfig`, with ``key=value`` overrides.
+"""Training recipes: a YAML file -> a typed :class:`TrainConfig`, with ``key=value`` overrides.
 
-A recipe is a YAML mapping whose top-level keys are the fields of :class:`TrainConfig`; nested
-sections (``data``, ``rewards``, ``warmup``, ``dapo``, ``tools``, ``grpo``, ``sft``) are mappings.
-``grpo`` and ``sft`` are passed verbatim to TRL's ``GRPOConfig`` / ``SFTConfig`` (so every TRL
-option is reachable), the other sections are judgerl's own. Built-in recipes live in
-``judgerl/recipes/*.yaml`` (package data) and are found by name (``j1-pav``) or by path.
+A recipe is a YAML mapping whose top-level keys are the fields of :class:`TrainConfig`. The judgerl
+sections are dataclasses -- :class:`DataConfig`, :class:`RewardsConfig`, :class:`WarmupConfig`,
+:class:`DapoConfig`, :class:`ToolsConfig` -- so every field has one default, here, and a misspelt
+key is an error naming the key and the closest valid one (``dapo.dynamic_sampeling`` -> "did you
+mean 'dynamic_sampling'?"). ``grpo`` holds the fields of :class:`judgerl.train.trainer.JudgeGRPOConfig`
+(TRL's ``GRPOConfig`` plus judgerl's own trainer options, as TRL does it) and ``sft`` those of TRL's
+``SFTConfig``; both are checked against those classes when the recipe is validated.
 
-Overrides use dotted keys, e.g. ``grpo.max_steps=2`` or ``data.limit=16``; values are parsed as
-YAML scalars (``true``, ``0.2``, ``[1, 2]``, ``null``).
+Built-in recipes live in ``judgerl/recipes/*.yaml`` (package data) and are found by name
+(``j1-pav``) or by path. Overrides use dotted keys (``grpo.max_steps=2``, ``data.limit=16``); values
+are parsed as YAML scalars (``true``, ``0.2``, ``[1, 2]``, ``null``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Iterable, Mapping
 
 import yaml
 
-Task = Literal["pairwise", "pointwise", "multitask", "tir", "regression"]
+from judgerl.codeblocks import MAX_TOOL_ROUNDS
+
 TASKS: tuple[str, ...] = ("pairwise", "pointwise", "multitask", "tir", "regression")
 
 
 class RecipeError(ValueError):
     """A recipe file or override is invalid; the message names the file and the field."""
+
+
+def closest(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``known`` to ``name``, or ``""``."""
+    match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+@dataclass
+class DataConfig:
+    """Training data: a pairs file (``path``) or a builder.
+
+    Attributes:
+        path: Any file :func:`judgerl.data.load_pairs` reads.
+        format: Its format (default: detected). field_map: ``--field`` mapping for generic files.
+        skip_invalid: Skip malformed records instead of failing.
+        builder: ``gsm8k-arith`` (arithmetic-verification pairs from GSM8K calculations).
+        source: The builder's input (a GSM8K jsonl). max_value, ops: arithmetic builder options.
+        limit: Most pairs used (after ``offset``). offset: Skip the first N usable pairs (hold-out).
+    """
+
+    path: str | None = None
+    format: str | None = None
+    field_map: dict[str, str] | None = None
+    skip_invalid: bool = False
+    builder: str | None = None
+    source: str | None = None
+    max_value: int = 999
+    ops: str = "+-*"
+    limit: int | None = None
+    offset: int = 0
+
+
+@dataclass
+class RewardsConfig:
+    """Reward weights (0 = off). Rewards: :mod:`judgerl.rewards` (J1 verdict / consistency /
+    pointwise-from-pairwise / format, score regression, TIR) and DAPO's soft overlong punishment
+    (``overlong``, needs ``dapo.overlong_buffer``)."""
+
+    verdict: float = 0.0
+    consistency: float = 0.0
+    pointwise_pair: float = 0.0
+    format: float = 0.0
+    regression: float = 0.0
+    tir: float = 0.0
+    overlong: float = 0.0
+
+    def weights(self) -> dict[str, float]:
+        """The non-zero weights by reward name, in field order."""
+        return {k: float(v) for k, v in dataclasses.asdict(self).items() if v}
+
+
+@dataclass
+class WarmupConfig:
+    """SFT format warm-up before RL (templated correct judgments of the training pairs).
+
+    Attributes:
+        steps: SFT steps (0 = no warm-up). examples: Rows used (None = all).
+        learning_rate: SFT learning rate. batch_size: SFT per-device batch size.
+    """
+
+    steps: int = 0
+    examples: int | None = None
+    learning_rate: float = 5e-5
+    batch_size: int = 8
+
+
+@dataclass
+class DapoConfig:
+    """DAPO (Yu et al., 2025) options judgerl implements on top of TRL.
+
+    Attributes:
+        dynamic_sampling: Drop zero-variance groups and refill the batch (eq. 11).
+        max_sampling_rounds: Extra generation batches per step for the refill.
+        overlong_buffer: L_cache of the soft overlong punishment, eq. (13), in tokens.
+    """
+
+    dynamic_sampling: bool = False
+    max_sampling_rounds: int = 2
+    overlong_buffer: int | None = None
+
+
+@dataclass
+class ToolsConfig:
+    """Tool-integrated rollouts (``task: tir``).
+
+    Attributes:
+        max_rounds: Most executed code blocks per rollout (TIR-Judge: 3).
+        sandbox: ``auto``, ``bwrap`` or ``fallback`` (see :func:`judgerl.tools.get_sandbox`).
+        timeout_s: Seconds per code execution.
+        max_new_tokens: Tokens per generation round (None = ``grpo.max_completion_length``).
+        allow_unsafe: Allow the fallback executor where bubblewrap is missing (not a boundary).
+    """
+
+    max_rounds: int = MAX_TOOL_ROUNDS
+    sandbox: str = "auto"
+    timeout_s: float = 5.0
+    max_new_tokens: int | None = None
+    allow_unsafe: bool = False
+
+
+SECTION_TYPES: dict[str, type] = {
+    "data": DataConfig,
+    "rewards": RewardsConfig,
+    "warmup": WarmupConfig,
+    "dapo": DapoConfig,
+    "tools": ToolsConfig,
+}
 
 
 @dataclass
@@ -34,35 +147,22 @@ class TrainConfig:
 
     Attributes:
         recipe: Recipe name (for logs).
-        model: Model to train: ``smollm2-135m`` (the embedded model) or a local model directory.
-        output_dir: Where checkpoints, ``metrics.jsonl`` and the PNG curves go.
+        model: Model to train: ``smollm2-135m`` (the embedded model), ``hf/<path>`` or a local
+            model directory (resolved by :func:`judgerl.backends.models.resolve_hf_path`).
+        output_dir: Where ``config.json``, checkpoints, ``metrics.jsonl`` and the PNG curves go.
         task: ``pairwise`` (J1 PaV/PaS/PaVS with position-agnostic batching), ``pointwise`` (PoS
             from pairwise labels), ``multitask`` (both in one run), ``tir`` (tool-integrated
             rollouts), ``regression`` (pointwise scores against gold scores).
-        protocol: Pairwise protocol name (``pav``, ``pas``, ``pavs``).
-        pointwise_protocol: Pointwise protocol name (``pos``).
+        protocol: Pairwise protocol name (``pav``, ``pas``, ``pavs``); ``protocol_args`` its options.
+        pointwise_protocol: Pointwise protocol name (``pos``), built on ``score_min``..``score_max``.
         score_min, score_max: Pointwise score scale (regression: M_max = (max - min)²).
         seed: Seed for data shuffling, sampling and training.
-        freeze_layers: Freeze the input embeddings and the first N transformer blocks (a CPU
-            speed-up: no backward pass through them; 0 = train everything). With tied
-            embeddings the output head is frozen too.
-        time_limit_min: Stop training (after saving a checkpoint) once this many minutes have
-            passed since the run started, warm-up included (None = no limit).
+        freeze_layers: Freeze the input embeddings and the first N transformer blocks (CPU speed-up).
+        time_limit_min: Stop training (after saving a checkpoint) after this many minutes.
         resume: Continue from the newest checkpoint in ``output_dir`` if there is one.
-        data: ``path`` (any format ``judgerl.data.load_pairs`` reads) or ``builder`` (``gsm8k-arith``
-            with ``source`` = a GSM8K jsonl), plus ``format``, ``limit``, ``skip_invalid``,
-            ``eval_size`` (pairs held out, not trained on).
-        rewards: Reward name -> weight. Names: ``verdict``, ``consistency``, ``pointwise_pair``,
-            ``format``, ``regression``, ``tir``, ``overlong`` (DAPO soft overlong penalty).
-        warmup: SFT format warm-up before RL: ``steps`` (0 = none), ``examples`` (templated
-            trajectories built from the training pairs), ``learning_rate``, ``batch_size``.
-        dapo: ``dynamic_sampling`` (drop zero-variance groups and refill), ``max_sampling_rounds``,
-            ``overlong_buffer`` (L_cache of DAPO eq. 13, tokens).
-        tools: Tool-integrated rollouts: ``max_rounds`` (≤ 3 in TIR-Judge), ``sandbox`` kind,
-            ``timeout_s``.
-        grpo: Keyword arguments for ``trl.GRPOConfig`` (e.g. ``epsilon_high``, ``loss_type``,
-            ``mask_truncated_completions``, ``num_generations``, ``max_steps``, ``use_vllm``).
-        sft: Keyword arguments for ``trl.SFTConfig`` used by the warm-up.
+        data, rewards, warmup, dapo, tools: The typed sections (see their classes).
+        grpo: Fields of :class:`judgerl.train.trainer.JudgeGRPOConfig` (TRL's ``GRPOConfig``).
+        sft: Fields of TRL's ``SFTConfig`` for the warm-up.
     """
 
     recipe: str = "custom"
@@ -70,6 +170,7 @@ class TrainConfig:
     output_dir: str = "runs/judge"
     task: str = "pairwise"
     protocol: str = "pav"
+    protocol_args: dict[str, Any] = field(default_factory=dict)
     pointwise_protocol: str = "pos"
     score_min: float = 0
     score_max: float = 10
@@ -77,35 +178,65 @@ class TrainConfig:
     freeze_layers: int = 0
     time_limit_min: float | None = None
     resume: bool = False
-    data: dict[str, Any] = field(default_factory=dict)
-    rewards: dict[str, float] = field(default_factory=dict)
-    warmup: dict[str, Any] = field(default_factory=dict)
-    dapo: dict[str, Any] = field(default_factory=dict)
-    tools: dict[str, Any] = field(default_factory=dict)
+    data: DataConfig = field(default_factory=DataConfig)
+    rewards: RewardsConfig = field(default_factory=RewardsConfig)
+    warmup: WarmupConfig = field(default_factory=WarmupConfig)
+    dapo: DapoConfig = field(default_factory=DapoConfig)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
     grpo: dict[str, Any] = field(default_factory=dict)
     sft: dict[str, Any] = field(default_factory=dict)
 
-    def validate(self, where: str = "config") -> None:
-        """Check field values.
+    def pairwise(self) -> Any:
+        """The pairwise protocol object (with ``protocol_args``), or None for pointwise-only tasks.
 
         Raises:
-            RecipeError: naming ``where`` and the bad field.
+            RecipeError: an unknown protocol or a bad option.
+        """
+        if self.task not in ("pairwise", "multitask", "tir"):
+            return None
+        return _protocol(self.protocol, dict(self.protocol_args), "protocol")
+
+    def pointwise(self) -> Any:
+        """The pointwise protocol object on ``score_min``..``score_max``, or None.
+
+        Raises:
+            RecipeError: an unknown protocol or a bad scale.
+        """
+        if self.task not in ("pointwise", "multitask", "regression"):
+            return None
+        return _protocol(self.pointwise_protocol, {"min_score": self.score_min, "max_score": self.score_max},
+                         "pointwise_protocol")
+
+    def validate(self, where: str = "config") -> None:
+        """Check field values, the protocols, and the ``grpo`` / ``sft`` keys against TRL's classes.
+
+        Raises:
+            RecipeError: naming ``where`` and the bad field (with the closest valid key).
         """
         if self.task not in TASKS:
-            raise RecipeError(f"{where}: task={self.task!r}; expected one of {', '.join(TASKS)}")
-        known_rewards = {"verdict", "consistency", "pointwise_pair", "format", "regression", "tir", "overlong"}
-        for name, w in self.rewards.items():
-            if name not in known_rewards:
-                raise RecipeError(f"{where}: rewards.{name}: unknown reward; known: {', '.join(sorted(known_rewards))}")
-            if not isinstance(w, (int, float)):
-                raise RecipeError(f"{where}: rewards.{name}: weight must be a number, got {w!r}")
-        if not any(w for n, w in self.rewards.items() if n != "overlong"):
+            raise RecipeError(f"{where}: task={self.task!r}; expected one of {', '.join(TASKS)}{closest(self.task, TASKS)}")
+        if not any(w for n, w in self.rewards.weights().items() if n != "overlong"):
             raise RecipeError(f"{where}: rewards: at least one non-zero reward weight is needed")
+        for name, w in dataclasses.asdict(self.rewards).items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)):
+                raise RecipeError(f"{where}: rewards.{name}: weight must be a number, got {w!r}")
         if self.score_max <= self.score_min:
             raise RecipeError(f"{where}: score_max ({self.score_max}) must be > score_min ({self.score_min})")
-        if not self.data.get("path") and not self.data.get("builder"):
+        if not self.data.path and not self.data.builder:
             raise RecipeError(f"{where}: data.path (a pairs file) or data.builder is required")
-        # Catch bad trainer values here, before the model loads and the warm-up runs.
+        if self.rewards.overlong and not self.dapo.overlong_buffer:
+            raise RecipeError(f"{where}: rewards.overlong needs dapo.overlong_buffer (L_cache, in tokens)")
+        try:
+            self.pairwise()
+            self.pointwise()
+        except RecipeError as e:
+            raise RecipeError(f"{where}: {e}") from None
+        from judgerl.train.trainer import JudgeGRPOConfig
+
+        _check_keys(self.grpo, JudgeGRPOConfig, f"{where}: grpo")
+        from trl import SFTConfig
+
+        _check_keys(self.sft, SFTConfig, f"{where}: sft")
         for key in _GRPO_POSITIVE_INTS:
             v = self.grpo.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
@@ -119,10 +250,41 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
-_SECTIONS = {"data", "rewards", "warmup", "dapo", "tools", "grpo", "sft"}
 _GRPO_POSITIVE_INTS = ("max_steps", "num_generations", "per_device_train_batch_size",
                        "gradient_accumulation_steps", "max_completion_length", "max_prompt_length")
 _GRPO_NUMBERS = ("learning_rate", "beta", "epsilon", "epsilon_high", "temperature")
+
+
+def _protocol(name: str, kwargs: dict[str, Any], where: str) -> Any:
+    from judgerl.protocols import get_protocol
+
+    try:
+        return get_protocol(name, **kwargs)
+    except (ValueError, TypeError) as e:
+        raise RecipeError(f"{where}={name!r}: {e}") from None
+
+
+def _check_keys(values: Mapping[str, Any], cls: type, where: str) -> None:
+    known = {f.name for f in dataclasses.fields(cls)}
+    for k in values:
+        if k not in known:
+            raise RecipeError(f"{where}.{k}: unknown {cls.__name__} field{closest(k, known)}")
+
+
+def _section(name: str, value: Any, where: str) -> Any:
+    cls = SECTION_TYPES[name]
+    if value is None:
+        return cls()
+    if isinstance(value, cls):
+        return value
+    if not isinstance(value, Mapping):
+        raise RecipeError(f"{where}: field {name!r} must be a mapping, got {type(value).__name__}")
+    known = {f.name for f in dataclasses.fields(cls)}
+    for k in value:
+        if k not in known:
+            raise RecipeError(f"{where}: {name}.{k}: unknown field{closest(str(k), known)}; "
+                              f"known: {', '.join(sorted(known))}")
+    return cls(**dict(value))
 
 
 def recipe_names() -> list[str]:
@@ -145,39 +307,48 @@ def recipe_path(name_or_path: str) -> Path:
         return Path(str(candidate))
     raise RecipeError(
         f"recipe {name_or_path!r} is neither a file nor a built-in recipe ({', '.join(recipe_names())})"
+        f"{closest(name_or_path, recipe_names())}"
     )
 
 
 def config_from_dict(d: Mapping[str, Any], where: str = "config") -> TrainConfig:
-    """Build a TrainConfig from a mapping.
+    """Build a TrainConfig from a mapping (a recipe, or a saved ``config.json``).
 
     Raises:
-        RecipeError: unknown key or a section that is not a mapping.
+        RecipeError: unknown key (with the closest valid one) or a section that is not a mapping.
     """
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     kwargs: dict[str, Any] = {}
     for k, v in d.items():
         if k not in fields:
-            raise RecipeError(f"{where}: unknown field {k!r}; known fields: {', '.join(sorted(fields))}")
-        if k in _SECTIONS:
+            raise RecipeError(f"{where}: unknown field {k!r}{closest(str(k), fields)}; known fields: "
+                              f"{', '.join(sorted(fields))}")
+        if k in SECTION_TYPES:
+            v = _section(k, v, where)
+        elif k in ("grpo", "sft", "protocol_args"):
             if v is None:
                 v = {}
             if not isinstance(v, Mapping):
                 raise RecipeError(f"{where}: field {k!r} must be a mapping, got {type(v).__name__}")
             v = dict(v)
         kwargs[k] = v
-    return TrainConfig(**kwargs)
+    try:
+        return TrainConfig(**kwargs)
+    except TypeError as e:  # pragma: no cover - every key was checked above
+        raise RecipeError(f"{where}: {e}") from None
 
 
 def apply_overrides(config: TrainConfig, overrides: Iterable[str]) -> TrainConfig:
     """Return a copy of ``config`` with ``key=value`` overrides applied.
 
-    Keys are field names or ``section.key`` for the mapping sections (``grpo.max_steps=2``).
+    Keys are field names or ``section.key`` (``grpo.max_steps=2``, ``dapo.dynamic_sampling=true``).
 
     Raises:
-        RecipeError: malformed override (no ``=``), unknown field, or a dotted key on a non-section.
+        RecipeError: malformed override (no ``=``), an unknown field or section key (with the
+            closest valid one), or a dotted key on a field that is not a section.
     """
     d = config.to_dict()
+    nested = set(SECTION_TYPES) | {"grpo", "sft", "protocol_args"}
     for item in overrides:
         if "=" not in item:
             raise RecipeError(f"override {item!r}: expected key=value")
@@ -189,9 +360,10 @@ def apply_overrides(config: TrainConfig, overrides: Iterable[str]) -> TrainConfi
             raise RecipeError(f"override {item!r}: value is not valid YAML: {e}") from None
         head, _, rest = key.partition(".")
         if head not in d:
-            raise RecipeError(f"override {item!r}: unknown field {head!r}; known fields: {', '.join(sorted(d))}")
+            raise RecipeError(f"override {item!r}: unknown field {head!r}{closest(head, d)}; "
+                              f"known fields: {', '.join(sorted(d))}")
         if rest:
-            if head not in _SECTIONS:
+            if head not in nested:
                 raise RecipeError(f"override {item!r}: {head!r} is not a section, use {head}=value")
             section = d[head]
             parts = rest.split(".")
@@ -206,10 +378,10 @@ def apply_overrides(config: TrainConfig, overrides: Iterable[str]) -> TrainConfi
 
 
 def load_recipe(name_or_path: str, overrides: Iterable[str] = ()) -> TrainConfig:
-    """Load a recipe by name or path and apply ``key=value`` overrides.
+    """Load a recipe by name or path (or a run's saved ``config.json``) and apply overrides.
 
     Raises:
-        RecipeError: unreadable YAML, not a mapping, unknown fields, or bad overrides.
+        RecipeError: unreadable YAML/JSON, not a mapping, unknown fields, or bad overrides.
     """
     path = recipe_path(name_or_path)
     try:
@@ -220,3 +392,12 @@ def load_recipe(name_or_path: str, overrides: Iterable[str] = ()) -> TrainConfig
         raise RecipeError(f"{path}: a recipe must be a YAML mapping, got {type(raw).__name__}")
     config = config_from_dict(raw, where=str(path))
     return apply_overrides(config, overrides)
+
+
+SAVED_CONFIG = "config.json"
+
+
+def saved_config(output_dir: str | Path) -> Path | None:
+    """``<output_dir>/config.json`` when a run saved one there (what ``--resume`` reloads)."""
+    p = Path(output_dir) / SAVED_CONFIG
+    return p if p.is_file() else None

@@ -9,7 +9,7 @@ Every task writes rows in *blocks of two* that must be generated in the same bat
 * ``multitask``: the pairwise block and the pointwise block of every pair;
 * ``regression``: (x, chosen) and (x, rejected), each with its ``gold_score``.
 
-:class:`~judgerl.train.dapo.PairBlockRepeatSampler` shuffles whole blocks, never splitting one,
+:class:`~judgerl.train.trainer.PairBlockRepeatSampler` shuffles whole blocks, never splitting one,
 so with an even number of prompts per generation batch both halves of a block always reach the
 same reward-function call.
 
@@ -26,10 +26,10 @@ from judgerl.types import PreferencePair
 BLOCK = 2  #: rows per block; generation batches must hold whole blocks
 
 
-def _row(messages: Any, protocol: str, pair: PreferencePair, **extra: Any) -> dict[str, Any]:
+def _row(messages: Any, protocol: Any, pair: PreferencePair, **extra: Any) -> dict[str, Any]:
     row = {
         "prompt": [dict(m) for m in messages],
-        "protocol": protocol,
+        "protocol": protocol.name,
         "pair_id": pair.id,
         "order": None,
         "label": None,
@@ -57,44 +57,47 @@ def gold_scores(pair: PreferencePair, score_min: float, score_max: float) -> tup
 def build_rows(
     pairs: Sequence[PreferencePair],
     task: str,
-    protocol: str = "pav",
-    pointwise_protocol: str = "pos",
-    score_min: float = 0,
-    score_max: float = 10,
+    pairwise: Any = None,
+    pointwise: Any = None,
 ) -> list[dict[str, Any]]:
     """GRPO dataset rows for ``task`` (see module docstring), in blocks of :data:`BLOCK`.
 
-    Ties are skipped (no gold preference). Prompts are built with the judgerl protocols
-    (``tools=True`` for the ``tir`` task).
+    Args:
+        pairs: Training pairs; ties are skipped (no gold preference).
+        task: ``pairwise``, ``pointwise``, ``multitask``, ``tir`` or ``regression``.
+        pairwise: The pairwise protocol object (tasks pairwise / multitask / tir).
+        pointwise: The pointwise protocol object with its scale (pointwise / multitask / regression);
+            regression gold scores are clipped to its scale.
+
+    Prompts are built with these protocols (``tools=True`` for the ``tir`` task); the ``protocol``
+    column holds each row's protocol name.
 
     Raises:
-        ValueError: unknown task, or no usable (non-tie) pair.
+        ValueError: unknown task, a protocol the task needs is missing, or no usable (non-tie) pair.
     """
-    from judgerl.protocols import get_protocol
-
     if task not in ("pairwise", "pointwise", "multitask", "tir", "regression"):
         raise ValueError(f"unknown task {task!r}")
-    pw = get_protocol(protocol) if task in ("pairwise", "multitask", "tir") else None
-    pt = (
-        get_protocol(pointwise_protocol, min_score=score_min, max_score=score_max)
-        if task in ("pointwise", "multitask", "regression")
-        else None
-    )
+    pw = pairwise if task in ("pairwise", "multitask", "tir") else None
+    pt = pointwise if task in ("pointwise", "multitask", "regression") else None
+    if task in ("pairwise", "multitask", "tir") and pw is None:
+        raise ValueError(f"task {task!r} needs a pairwise protocol")
+    if task in ("pointwise", "multitask", "regression") and pt is None:
+        raise ValueError(f"task {task!r} needs a pointwise protocol")
     tools = task == "tir"
     rows: list[dict[str, Any]] = []
     for p in pairs:
         if p.tie:
             continue
         if pw is not None:
-            rows.append(_row(pw.build(p.prompt, [p.chosen, p.rejected], tools=tools), protocol, p, order=0, label="A"))
-            rows.append(_row(pw.build(p.prompt, [p.rejected, p.chosen], tools=tools), protocol, p, order=1, label="B"))
+            rows.append(_row(pw.build(p.prompt, [p.chosen, p.rejected], tools=tools), pw, p, order=0, label="A"))
+            rows.append(_row(pw.build(p.prompt, [p.rejected, p.chosen], tools=tools), pw, p, order=1, label="B"))
         if pt is not None and task != "regression":
-            rows.append(_row(pt.build(p.prompt, [p.chosen]), pointwise_protocol, p, role="chosen"))
-            rows.append(_row(pt.build(p.prompt, [p.rejected]), pointwise_protocol, p, role="rejected"))
+            rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, role="chosen"))
+            rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, role="rejected"))
         if task == "regression":
-            sc, sr = gold_scores(p, score_min, score_max)
-            rows.append(_row(pt.build(p.prompt, [p.chosen]), pointwise_protocol, p, role="chosen", gold_score=sc))
-            rows.append(_row(pt.build(p.prompt, [p.rejected]), pointwise_protocol, p, role="rejected", gold_score=sr))
+            sc, sr = gold_scores(p, pt.min_score, pt.max_score)
+            rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, role="chosen", gold_score=sc))
+            rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, role="rejected", gold_score=sr))
     if not rows:
         raise ValueError("no usable pairs: every pair is a tie or the list is empty")
     return rows

@@ -6,13 +6,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 from pathlib import Path
 from typing import Any, Callable
 
-from judgerl.train.config import RecipeError, TrainConfig
+from judgerl.backends.models import resolve_hf_path
+from judgerl.train.config import SAVED_CONFIG, RecipeError, TrainConfig, closest
 from judgerl.types import PreferencePair
 
 logger = logging.getLogger(__name__)
@@ -35,97 +37,81 @@ GRPO_DEFAULTS: dict[str, Any] = dict(
 )
 
 
-def resolve_model(name: str) -> str:
-    """``smollm2-135m`` -> the embedded model directory; anything else is returned unchanged."""
-    from judgerl.backends.embedded import EMBEDDED_NAME, embedded_model_path
-
-    if name in (EMBEDDED_NAME, "embedded"):
-        return str(embedded_model_path())
-    return name
-
-
 def load_training_pairs(config: TrainConfig) -> list[PreferencePair]:
     """The recipe's training pairs: ``data.builder`` or ``data.path`` (via ``judgerl.data.load_pairs``).
 
-    ``data`` keys: ``path``, ``format``, ``field_map``, ``skip_invalid``, ``limit``, ``offset``
-    (skip the first N usable pairs, e.g. to hold them out), or ``builder: gsm8k-arith`` with
-    ``source`` (a GSM8K jsonl) and optional ``ops``/``max_value``.
+    See :class:`~judgerl.train.config.DataConfig` for the fields.
 
     Raises:
-        RecipeError: unknown builder or missing ``source``.
+        RecipeError: unknown builder, missing ``source``, or no usable pair.
         judgerl.data.DataFormatError / FileNotFoundError: from the loaders.
     """
     d = config.data
-    limit, offset = d.get("limit"), int(d.get("offset") or 0)
-    need = None if limit is None else int(limit) + offset
-    builder = d.get("builder")
-    if builder:
-        if builder != "gsm8k-arith":
-            raise RecipeError(f"data.builder={builder!r}: known builders: gsm8k-arith")
-        if not d.get("source"):
+    need = None if d.limit is None else int(d.limit) + int(d.offset)
+    if d.builder:
+        if d.builder != "gsm8k-arith":
+            raise RecipeError(f"data.builder={d.builder!r}: known builders: gsm8k-arith")
+        if not d.source:
             raise RecipeError("data.builder=gsm8k-arith needs data.source (a GSM8K jsonl file)")
         from judgerl.data.builders.arith import build_arithmetic_pairs
 
-        pairs = build_arithmetic_pairs(
-            d["source"], limit=need, seed=config.seed, max_value=int(d.get("max_value", 999)), ops=d.get("ops", "+-*")
-        )
+        pairs = build_arithmetic_pairs(d.source, limit=need, seed=config.seed, max_value=int(d.max_value), ops=d.ops)
     else:
         from judgerl.data import load_pairs
 
-        res = load_pairs(
-            d["path"], format=d.get("format"), field_map=d.get("field_map"),
-            skip_invalid=bool(d.get("skip_invalid", False)), limit=None,
-        )
+        res = load_pairs(d.path, format=d.format, field_map=d.field_map, skip_invalid=bool(d.skip_invalid), limit=None)
         pairs = [p for p in res.pairs if not p.tie]
         if need is not None:
             pairs = pairs[:need]
-    pairs = pairs[offset:]
+    pairs = pairs[int(d.offset):]
     if not pairs:
         raise RecipeError("data: no usable (non-tie) training pairs")
     return pairs
 
 
 def build_reward_funcs(config: TrainConfig) -> tuple[list[Callable[..., Any]], list[float]]:
-    """Reward functions and weights for ``config.rewards`` (name -> weight; 0 weights dropped).
+    """Reward functions and weights for ``config.rewards`` (0 weights dropped).
+
+    Every reward gets the recipe's protocol objects (with their options: a 0-9 PoS recipe's
+    format and regression rewards parse on 0-9).
 
     Raises:
         RecipeError: ``overlong`` without ``dapo.overlong_buffer``.
     """
+    from trl.rewards import get_soft_overlong_punishment
+
     from judgerl.rewards import (
         get_consistency_reward,
         get_format_reward,
         get_pointwise_pair_reward,
         get_regression_reward,
+        get_tir_reward,
         get_verdict_reward,
     )
-    from judgerl.train.dapo import get_soft_overlong_reward
 
-    pkw = {"min_score": config.score_min, "max_score": config.score_max}
+    pw, pt = config.pairwise(), config.pointwise()
+    both = [p for p in (pw, pt) if p is not None]
     funcs, weights = [], []
-    for name, w in config.rewards.items():
-        if not w:
-            continue
+    for name, w in config.rewards.weights().items():
         if name == "verdict":
-            fn = get_verdict_reward(config.protocol)
+            fn = get_verdict_reward(pw)
         elif name == "consistency":
-            fn = get_consistency_reward(config.protocol)
+            fn = get_consistency_reward(pw)
         elif name == "pointwise_pair":
-            fn = get_pointwise_pair_reward(config.pointwise_protocol, **pkw)
+            fn = get_pointwise_pair_reward(pt)
         elif name == "format":
-            fn = get_format_reward(None)
+            fn = get_format_reward(both)
         elif name == "regression":
-            fn = get_regression_reward(config.pointwise_protocol, config.score_min, config.score_max)
+            fn = get_regression_reward(pt)
         elif name == "tir":
-            from judgerl.train.rollout import tir_reward_func
-
-            fn = tir_reward_func(config)
+            fn = get_tir_reward(pw, max_tool_calls=int(config.tools.max_rounds))
         elif name == "overlong":
-            buf = config.dapo.get("overlong_buffer")
-            if not buf:
+            if not config.dapo.overlong_buffer:
                 raise RecipeError("rewards.overlong needs dapo.overlong_buffer (L_cache, in tokens)")
             max_len = int(config.grpo.get("max_completion_length", GRPO_DEFAULTS["max_completion_length"]))
-            fn = get_soft_overlong_reward(max_len, int(buf))
-        else:  # validated by TrainConfig.validate
+            fn = get_soft_overlong_punishment(max_len, int(config.dapo.overlong_buffer))
+            fn.__name__ = "soft_overlong_punishment"  # type: ignore[attr-defined]
+        else:  # pragma: no cover - RewardsConfig has no other fields
             raise RecipeError(f"rewards.{name}: unknown reward")
         funcs.append(fn)
         weights.append(float(w))
@@ -133,39 +119,34 @@ def build_reward_funcs(config: TrainConfig) -> tuple[list[Callable[..., Any]], l
 
 
 def build_grpo_config(config: TrainConfig, weights: list[float]) -> Any:
-    """A ``trl.GRPOConfig`` from :data:`GRPO_DEFAULTS`, the recipe's ``grpo`` section and the weights.
+    """A :class:`~judgerl.train.trainer.JudgeGRPOConfig` from :data:`GRPO_DEFAULTS`, the recipe's
+    ``grpo`` and ``dapo`` sections and the reward weights.
 
     Raises:
-        RecipeError: an unknown GRPOConfig field, or a generation batch that would split pairs.
+        RecipeError: an unknown field (with the closest valid one), or a generation batch that
+            would split pairs.
     """
-    import dataclasses
-
-    from trl import GRPOConfig
+    from judgerl.train.trainer import JudgeGRPOConfig, cpu_precision_defaults
 
     kw = dict(GRPO_DEFAULTS)
     kw.update(cpu_precision_defaults())
     kw.update(config.grpo)
-    known = {f.name for f in dataclasses.fields(GRPOConfig)}
-    unknown = sorted(set(kw) - known)
-    if unknown:
-        raise RecipeError(f"grpo: unknown GRPOConfig field(s): {', '.join(unknown)}")
-    kw.update(output_dir=config.output_dir, seed=config.seed, reward_weights=weights)
-    args = GRPOConfig(**kw)
+    known = {f.name for f in dataclasses.fields(JudgeGRPOConfig)}
+    for k in kw:
+        if k not in known:
+            raise RecipeError(f"grpo.{k}: unknown JudgeGRPOConfig field{closest(k, known)}")
+    kw.update(output_dir=config.output_dir, seed=config.seed, reward_weights=weights,
+              dynamic_sampling=config.dapo.dynamic_sampling, max_sampling_rounds=config.dapo.max_sampling_rounds)
+    args = JudgeGRPOConfig(**kw)
     per_gen = args.generation_batch_size // args.num_generations
-    if per_gen % 2:
+    if per_gen % args.pair_block:
         raise RecipeError(
             f"grpo: {per_gen} distinct prompts per generation batch (generation_batch_size "
-            f"{args.generation_batch_size} / num_generations {args.num_generations}) must be even, so both "
-            "halves of every pair (both orders, or chosen+rejected) are generated and rewarded together"
+            f"{args.generation_batch_size} / num_generations {args.num_generations}) must be a multiple of "
+            f"{args.pair_block}, so both halves of every pair (both orders, or chosen+rejected) are generated "
+            "and rewarded together"
         )
     return args
-
-
-def cpu_precision_defaults() -> dict[str, Any]:
-    """``bf16=False`` when no GPU is present (TRL configs default to bf16, which CPUs refuse)."""
-    import torch
-
-    return {} if torch.cuda.is_available() else {"bf16": False}
 
 
 def last_checkpoint(output_dir: str | Path) -> str | None:
@@ -217,14 +198,14 @@ def run_training(config: TrainConfig) -> dict[str, Any]:
     Raises:
         RecipeError: invalid config.
     """
+    import time
+
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    import time
-
     from judgerl.train.callbacks import MetricsLogger, TimeLimit
-    from judgerl.train.dapo import JudgeGRPOTrainer
     from judgerl.train.datasets import build_rows, to_dataset
+    from judgerl.train.trainer import JudgeGRPOTrainer
 
     config.validate()
     started = time.time()
@@ -232,15 +213,16 @@ def run_training(config: TrainConfig) -> dict[str, Any]:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2))
+    (out / SAVED_CONFIG).write_text(json.dumps(config.to_dict(), indent=2))
 
     pairs = load_training_pairs(config)
-    rows = build_rows(pairs, config.task, config.protocol, config.pointwise_protocol, config.score_min, config.score_max)
+    pw, pt = config.pairwise(), config.pointwise()
+    rows = build_rows(pairs, config.task, pw, pt)
     funcs, weights = build_reward_funcs(config)
     args = build_grpo_config(config, weights)
     resume_from = last_checkpoint(out) if config.resume else None
 
-    model_path = resolve_model(config.model)
+    model_path = resolve_hf_path(config.model)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -250,16 +232,16 @@ def run_training(config: TrainConfig) -> dict[str, Any]:
         n_trainable = freeze_bottom(model, int(config.freeze_layers))
         logger.info("froze embeddings + %d layers; %d trainable parameters", config.freeze_layers, n_trainable)
 
-    steps = int(config.warmup.get("steps", 0) or 0)
+    steps = int(config.warmup.steps)
     if steps > 0 and resume_from is None:
         from judgerl.train.sft import run_sft, templated_examples
 
-        n_ex = int(config.warmup.get("examples", len(rows)))
-        examples = templated_examples(rows[:n_ex], {p.id: p for p in pairs}, config.score_min, config.score_max)
+        n_ex = len(rows) if config.warmup.examples is None else int(config.warmup.examples)
+        examples = templated_examples(rows[:n_ex], {p.id: p for p in pairs}, [p for p in (pw, pt) if p is not None])
         sft_kw = dict(
             max_steps=steps,
-            learning_rate=float(config.warmup.get("learning_rate", 5e-5)),
-            per_device_train_batch_size=int(config.warmup.get("batch_size", 8)),
+            learning_rate=float(config.warmup.learning_rate),
+            per_device_train_batch_size=int(config.warmup.batch_size),
             seed=config.seed,
         )
         sft_kw.update(config.sft)
@@ -281,9 +263,6 @@ def run_training(config: TrainConfig) -> dict[str, Any]:
         processing_class=tokenizer,
         callbacks=[MetricsLogger(out, "grpo"), *limit_cb],
         rollout_func=rollout_func,
-        block=2,
-        dynamic_sampling=bool(config.dapo.get("dynamic_sampling", False)),
-        max_sampling_rounds=int(config.dapo.get("max_sampling_rounds", 2)),
     )
     trainer.train(resume_from_checkpoint=resume_from)
     final = out / "final"

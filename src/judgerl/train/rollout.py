@@ -1,4 +1,4 @@
-"""Tool-integrated GRPO rollouts: judgerl's tool loop inside TRL's ``rollout_func`` hook.
+"""Tool-integrated GRPO rollouts: the :class:`~judgerl.judge.Judge` inside TRL's ``rollout_func`` hook.
 
 TRL 1.16 lets ``GRPOTrainer(rollout_func=f)`` replace generation: ``f(prompts, trainer)`` gets the
 per-process prompts (each already repeated ``num_generations`` times by the sampler) and returns
@@ -6,75 +6,23 @@ per-process prompts (each already repeated ``num_generations`` times by the samp
 forwarded to the reward functions. The field ``env_mask`` is special: TRL uses it as the tool
 mask, multiplying it into the loss mask, so tokens with mask 0 are not trained on.
 
-:func:`make_tir_rollout` builds such a function around
-:func:`judgerl.tools.tir.run_tool_loop`: the policy being trained generates (through
-:class:`LiveModelBackend`), every closed python block runs in the sandbox, its output goes back
-into the context in an ```` ```output ```` block (at most ``tools.max_rounds`` rounds), and the
-completion's tokens are the tokenization of the whole trajectory text with ``env_mask`` = 0 on the
-``tool`` segments (the interpreter output is masked out of the loss, as in TIR-Judge). The
-trajectories go to the reward functions as the ``trajectories`` column (TIR reward: Rt needs the
-executed calls and errors).
+:func:`make_tir_rollout` builds such a function around the same :class:`~judgerl.judge.Judge`
+that evaluation and the reward server use: the policy being trained generates (through
+:meth:`judgerl.backends.hf.HFBackend.from_loaded`, no copy of the weights), every closed python
+block runs in the sandbox, its output goes back into the context in an ```` ```output ```` block
+(at most ``tools.max_rounds`` rounds), and the completion's tokens are the tokenization of the
+whole trajectory text with ``env_mask`` = 0 on the ``tool`` and ``forced`` segments (text judgerl
+inserted is masked out of the loss, as in TIR-Judge). The trajectories go to the reward functions
+as the ``trajectories`` column (TIR reward: Rt needs the executed calls and errors).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
-from judgerl.backends.base import SamplingParams, cut_at_stop
-from judgerl.backends.hf import render_chat
+from judgerl.backends.base import SamplingParams, derive_seed
+from judgerl.backends.chat import render_chat
 from judgerl.train.config import TrainConfig
-from judgerl.types import Completion, Messages
-
-
-class LiveModelBackend:
-    """A judgerl :class:`~judgerl.backends.Backend` over the in-memory policy being trained.
-
-    Generation is batched with left padding; sampling uses the trainer's model directly (no copy),
-    so rollouts always come from the current weights. Stop strings are honoured (transformers
-    ``stop_strings``) and cut from the text, as the Backend protocol requires.
-
-    Args:
-        model: A transformers causal LM (unwrapped from any accelerate/DDP wrapper).
-        tokenizer: Its tokenizer (must have a pad token; padding side is set to left).
-        batch_size: Prompts per ``model.generate`` call.
-    """
-
-    def __init__(self, model: Any, tokenizer: Any, batch_size: int = 64) -> None:  # noqa: D107
-        self.name = "policy"
-        self.model = model
-        self.tokenizer = tokenizer
-        self.batch_size = batch_size
-
-    def generate(self, prompts: Sequence[Messages], params: SamplingParams) -> list[Completion]:
-        import torch
-
-        tok = self.tokenizer
-        tok.padding_side = "left"
-        device = next(self.model.parameters()).device
-        eos = self.model.generation_config.eos_token_id
-        eos_ids = set(eos if isinstance(eos, list) else [eos]) | {tok.eos_token_id}
-        out: list[Completion] = []
-        for start in range(0, len(prompts), self.batch_size):
-            texts = [render_chat(tok, p) for p in prompts[start : start + self.batch_size]]
-            enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-            kw: dict[str, Any] = dict(max_new_tokens=params.max_new_tokens, pad_token_id=tok.pad_token_id)
-            if params.temperature > 0:
-                kw.update(do_sample=True, temperature=params.temperature, top_p=params.top_p, top_k=0)
-                if params.seed is not None:
-                    torch.manual_seed(params.seed + start)
-            else:
-                kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-            if params.stop:
-                kw.update(stop_strings=list(params.stop), tokenizer=tok)
-            with torch.no_grad():
-                seqs = self.model.generate(**enc, **kw)
-            new = seqs[:, enc["input_ids"].shape[1] :].tolist()
-            for row, plen in zip(new, enc["attention_mask"].sum(dim=1).tolist()):
-                n = next((j for j, t in enumerate(row) if t in eos_ids), len(row))
-                text, stopped = cut_at_stop(tok.decode(row[:n], skip_special_tokens=True), params.stop)
-                finish = "stop" if (n < len(row) or stopped) else "length"
-                out.append(Completion(text, int(plen), n, finish))
-        return out
 
 
 def trajectory_ids(tokenizer: Any, trajectory: Any, max_len: int) -> tuple[list[int], list[int]]:
@@ -88,7 +36,7 @@ def trajectory_ids(tokenizer: Any, trajectory: Any, max_len: int) -> tuple[list[
     ids = tokenizer(trajectory.text, add_special_tokens=False)["input_ids"]
     mask = [1] * len(ids)
     for seg in trajectory.segments:
-        if seg.kind == "tool":
+        if seg.kind in ("tool", "forced"):
             for j in range(seg.token_start, min(seg.token_end, len(ids))):
                 mask[j] = 0
     cut = len(ids) > max_len
@@ -104,42 +52,48 @@ def trajectory_ids(tokenizer: Any, trajectory: Any, max_len: int) -> tuple[list[
 def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None) -> Callable[[list, Any], dict]:
     """A TRL ``rollout_func`` running the sandboxed tool loop with the trainer's current policy.
 
-    ``config.tools``: ``max_rounds`` (default 3), ``sandbox`` kind (``auto``), ``timeout_s`` (5),
-    ``max_new_tokens`` per round (default: ``grpo.max_completion_length``). Sampling uses the
-    trainer's ``temperature`` and ``top_p``. Logs ``judge/tool_use_rate`` (fraction of rollouts
-    with at least one executed block) and ``judge/tool_error_rate`` through the trainer.
+    ``config.tools`` (:class:`~judgerl.train.config.ToolsConfig`): ``max_rounds``, ``sandbox``
+    kind, ``timeout_s``, ``max_new_tokens`` per round (default ``grpo.max_completion_length``),
+    ``allow_unsafe``. Sampling uses the trainer's ``temperature`` and ``top_p``; rollout ``i`` of
+    step ``s`` on process ``p`` samples with ``derive_seed(seed, s, p, i)``. Logs
+    ``judge/tool_use_rate`` (fraction of rollouts with at least one executed block) and
+    ``judge/tool_error_rate`` through the trainer.
 
     Raises:
+        judgerl.tools.SandboxUnavailableError: only the unsafe fallback sandbox is available and
+            ``tools.allow_unsafe`` is false.
         RuntimeError: (when called) from the sandbox or the tool loop.
     """
+    from judgerl.backends.hf import HFBackend
+    from judgerl.judge import Judge, JudgeRequest
     from judgerl.tools import get_sandbox
-    from judgerl.tools.tir import run_tool_loop
 
     tools = config.tools
-    max_rounds = int(tools.get("max_rounds", 3))
-    box = sandbox or get_sandbox(kind=tools.get("sandbox", "auto"), timeout_s=float(tools.get("timeout_s", 5)))
+    protocol = config.pairwise()
+    box = sandbox or get_sandbox(kind=tools.sandbox, timeout_s=float(tools.timeout_s), allow_unsafe=tools.allow_unsafe)
 
     def tir_rollout(prompts: list, trainer: Any) -> dict[str, Any]:
         import torch
 
         args = trainer.args
         max_len = int(args.max_completion_length)
-        per_round = int(tools.get("max_new_tokens", max_len))
+        per_round = int(tools.max_new_tokens or max_len)
         model = trainer.accelerator.unwrap_model(trainer.model)
         was_training = model.training
         model.eval()
-        tokenizer.padding_side = "left"
-        backend = LiveModelBackend(model, tokenizer, batch_size=max(1, len(prompts)))
-        params = SamplingParams(
-            max_new_tokens=per_round, temperature=float(args.temperature or 1.0), top_p=float(args.top_p or 1.0),
-            seed=int(args.seed) + int(trainer.state.global_step),
-        )
+        backend = HFBackend.from_loaded(model, tokenizer, batch_size=max(1, len(prompts)))
+        params = SamplingParams(max_new_tokens=per_round, temperature=float(args.temperature or 1.0),
+                                top_p=float(args.top_p or 1.0))
+        judge = Judge(protocol, backend, params, sandbox=box, max_tool_rounds=int(tools.max_rounds))
+        step, proc = int(trainer.state.global_step), int(trainer.accelerator.process_index)
+        requests = [JudgeRequest(p, 2, derive_seed(int(args.seed), step, proc, i)) for i, p in enumerate(prompts)]
         try:
             with torch.no_grad():
-                trajectories = run_tool_loop(backend, prompts, params, box, max_rounds=max_rounds, tokenizer=tokenizer)
+                judgments = judge.run(requests)
         finally:
             if was_training:
                 model.train()
+        trajectories = [j.trajectory for j in judgments]
         prompt_ids, completion_ids, masks = [], [], []
         for prompt, t in zip(prompts, trajectories):
             prompt_ids.append(tokenizer(render_chat(tokenizer, prompt), add_special_tokens=False)["input_ids"])
@@ -159,14 +113,3 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None) -
         }
 
     return tir_rollout
-
-
-def tir_reward_func(config: TrainConfig) -> Callable[..., list[float | None]]:
-    """The TIR-Judge reward R = Rc × (0.1 + 0.9 · 1[Rt ∧ Rf]) for the recipe's pairwise protocol.
-
-    See :func:`judgerl.rewards.tir.get_tir_reward`; reads the ``label`` and ``trajectories``
-    columns (the latter from :func:`make_tir_rollout`).
-    """
-    from judgerl.rewards.tir import get_tir_reward
-
-    return get_tir_reward(config.protocol, max_tool_calls=int(config.tools.get("max_rounds", 3)))

@@ -21,11 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from judgerl.types import PreferencePair
-
-
-def _fmt(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+from judgerl.types import Decision, PreferencePair
 
 
 def _tool_think(pair: PreferencePair) -> str:
@@ -37,62 +33,64 @@ def _tool_think(pair: PreferencePair) -> str:
 
 def warmup_target(
     pair: PreferencePair,
-    protocol: str,
+    protocol: Any,
     *,
     order: int | None = None,
     role: str | None = None,
-    score_min: float = 0,
-    score_max: float = 10,
     gold_score: float | None = None,
     tools: bool = False,
 ) -> str:
-    """The templated correct judgment of one row.
+    """The templated correct judgment of one row, written by the protocol itself
+    (:meth:`~judgerl.protocols.JudgeProtocol.render_judgment`), so every protocol -- listwise
+    included -- gets its own answer format and scale.
 
-    Pairwise (``order`` 0 = chosen shown as A, 1 = chosen shown as B): ``<think>…</think>`` and the
-    protocol's answer (``<verdict>``, ``<score_A>/<score_B>`` or both). Pointwise (``role``
-    "chosen"/"rejected"): ``<score>`` = ``gold_score`` if given, else ``score_max`` for the
-    chosen and ``score_min`` for the rejected response. With ``tools=True`` and an arithmetic
-    pair the thinking contains a python block and its output.
+    Pairwise (``order`` 0 = chosen shown as A, 1 = chosen shown as B): a short thought and the
+    correct verdict (score protocols: ``max - 1`` for the winner, ``min + 1`` for the loser, or the
+    extremes on tiny scales). Pointwise (``role`` "chosen"/"rejected"): ``gold_score`` if given,
+    else ``max_score`` for the chosen and ``min_score`` for the rejected response. Listwise
+    (``order`` as pairwise, the two responses as Response 1 and 2): the chosen one is best / ranked
+    first. With ``tools=True`` and an arithmetic pair the thinking contains a python block and its
+    output.
 
     Raises:
-        ValueError: unknown protocol kind, or neither/both of ``order`` and ``role`` given.
+        ValueError: neither/both of ``order`` and ``role`` given for the protocol's kind.
     """
-    from judgerl.protocols import get_protocol
-
-    proto = get_protocol(protocol)
     rationale = str(pair.meta.get("rationale") or "")
     think_head = (_tool_think(pair) if tools else "") + (f"{rationale}. " if rationale else "")
-    if proto.kind == "pairwise":
+    kind = protocol.kind
+    if kind in ("pairwise", "listwise"):
         if order not in (0, 1) or role is not None:
-            raise ValueError("a pairwise target needs order=0|1 and no role")
+            raise ValueError(f"a {kind} target needs order=0|1 and no role")
         first, second = (pair.chosen, pair.rejected) if order == 0 else (pair.rejected, pair.chosen)
-        winner = "A" if order == 0 else "B"
+        winner = ("A", "B")[order] if kind == "pairwise" else ("1", "2")[order]
         if rationale:
-            think = f"{think_head}A says {_short(first)}, B says {_short(second)}. {winner} is correct."
+            think = f"{think_head}The first says {_short(first)}, the second says {_short(second)}. {winner} is correct."
         else:
-            think = f"{think_head}Assistant {winner} follows the instruction better."
-        hi, lo = _fmt(score_max - 1 if score_max - 1 > score_min else score_max), _fmt(score_min + 1)
-        s_a, s_b = (hi, lo) if winner == "A" else (lo, hi)
-        if proto.name == "pav":
-            answer = f"<verdict>{winner}</verdict>"
-        elif proto.name == "pas":
-            answer = f"<score_A>{s_a}</score_A> <score_B>{s_b}</score_B>"
+            think = f"{think_head}Response {winner} follows the instruction better."
+        if kind == "listwise":
+            ranking = (order, 1 - order)
+            decision = Decision(valid=True, ranking=ranking if protocol.mode == "rank" else ranking[:1])
         else:
-            answer = f"<verdict>{winner}</verdict> <score_A>{s_a}</score_A> <score_B>{s_b}</score_B>"
-        return f"<think>{think}</think>\n{answer}"
-    if proto.kind == "pointwise":
+            lo, hi = float(getattr(protocol, "min_score", 0)), float(getattr(protocol, "max_score", 10))
+            good, bad = (hi - 1, lo + 1) if hi - lo > 2 else (hi, lo)
+            scores = (good, bad) if order == 0 else (bad, good)
+            decision = Decision(valid=True, verdict=winner, scores=scores)  # type: ignore[arg-type]
+            if protocol.name == "pav":
+                decision = Decision(valid=True, verdict=winner)  # type: ignore[arg-type]
+        return protocol.render_judgment(think, decision)
+    if kind == "pointwise":
         if role not in ("chosen", "rejected") or order is not None:
             raise ValueError("a pointwise target needs role='chosen'|'rejected' and no order")
         if gold_score is None:
-            gold_score = score_max if role == "chosen" else score_min
+            gold_score = protocol.max_score if role == "chosen" else protocol.min_score
         response = pair.chosen if role == "chosen" else pair.rejected
         if rationale:
             verdict = "correct" if role == "chosen" else "wrong"
             think = f"{think_head}The answer says {_short(response)}, which is {verdict}."
         else:
             think = "The response follows the instruction well." if role == "chosen" else "The response is poor."
-        return f"<think>{think}</think>\n<score>{_fmt(gold_score)}</score>"
-    raise ValueError(f"no warm-up template for {proto.kind} protocol {protocol!r}")
+        return protocol.render_judgment(think, Decision(valid=True, scores=(float(gold_score),)))
+    raise ValueError(f"no warm-up template for {kind} protocol {protocol.name!r}")
 
 
 def _short(response: str) -> str:
@@ -100,25 +98,34 @@ def _short(response: str) -> str:
     return response.rsplit("=", 1)[-1].strip() if "=" in response else response.strip()
 
 
-def templated_examples(rows: Sequence[dict[str, Any]], pairs_by_id: dict[str, PreferencePair], score_min: float = 0,
-                       score_max: float = 10) -> list[dict[str, Any]]:
+def templated_examples(rows: Sequence[dict[str, Any]], pairs_by_id: dict[str, PreferencePair],
+                       protocols: Any) -> list[dict[str, Any]]:
     """Prompt–completion SFT examples: the GRPO ``rows`` (see ``judgerl.train.datasets``) with
     their templated correct judgments.
 
+    Args:
+        rows: GRPO rows (``prompt``, ``protocol`` name, ``pair_id``, ``order``/``role``, ``gold_score``).
+        pairs_by_id: The pairs the rows came from.
+        protocols: The protocol objects of the rows (one or a list); each row uses the one its
+            ``protocol`` column names.
+
     Raises:
-        KeyError: a row's ``pair_id`` is not in ``pairs_by_id``.
+        KeyError: a row's ``pair_id`` is not in ``pairs_by_id``, or its protocol is not given.
     """
+    from judgerl.rewards._columns import protocol_set
+
+    by_name = protocol_set(protocols)
     out = []
     for r in rows:
         pair = pairs_by_id[r["pair_id"]]
+        if r["protocol"] not in by_name:
+            raise KeyError(f"row of pair {r['pair_id']!r}: protocol {r['protocol']!r} not among {sorted(by_name)}")
         tools = "```python" in r["prompt"][0]["content"]
         target = warmup_target(
             pair,
-            r["protocol"],
+            by_name[r["protocol"]],
             order=r["order"] if r["role"] is None else None,
             role=r["role"],
-            score_min=score_min,
-            score_max=score_max,
             gold_score=r.get("gold_score"),
             tools=tools,
         )
@@ -208,7 +215,7 @@ def run_sft(
         report_to="none",
         max_length=1024,
     )
-    from judgerl.train.grpo import cpu_precision_defaults
+    from judgerl.train.trainer import cpu_precision_defaults
 
     kw.update(cpu_precision_defaults())
     kw.update(sft_kwargs or {})

@@ -5,7 +5,14 @@ TIR-Judge (Xu et al., 2025, Sec. 3) writes a judgment as r1, c1, o1, …, rk, ck
 text side of that loop: locating the first *complete* python block, and turning an execution result
 into the observation text that goes back into the context (errors cut to their last line).
 
-Fence rules (a CommonMark subset, line based):
+Two rules, for two questions (both live here, nowhere else):
+
+* **What is code when reading an answer** (:func:`fence_spans`, :func:`has_open_fence`): every
+  run of three backticks opens or closes a span, wherever it is on a line (CommonMark code spans
+  and fenced blocks alike), and an unmatched opening runs to the end of the text. The parser
+  ignores these spans; answer forcing closes an open one before it writes the answer tag.
+* **What is a block to execute** (:func:`iter_code_blocks` and the ``find_*`` helpers): fenced
+  blocks proper, line based, a CommonMark subset:
 
 * an opening fence is a line ```` ``` ```` optionally indented, followed by an info string; the block is
   Python when the info string's first word is ``python``, ``py`` or ``python3`` (case-insensitive);
@@ -21,8 +28,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+#: Most code executions per judgment (TIR-Judge, Xu et al. 2025, Sec. 3: at most 3 tool rounds).
+#: The one home of this limit: prompts, the tool loop, rewards and recipes read it from here.
+MAX_TOOL_ROUNDS = 3
+
 PYTHON_LANGS = frozenset({"python", "py", "python3"})
 
+_FENCE_RUN = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _FENCE_OPEN = re.compile(r"^[ \t]{0,3}```[ \t]*([^\s`]*)[^\n`]*$")
 _FENCE_CLOSE = re.compile(r"^[ \t]{0,3}```[ \t]*$")
 _ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b")
@@ -50,6 +62,21 @@ class CodeBlock:
     @property
     def is_python(self) -> bool:
         return self.lang in PYTHON_LANGS
+
+
+def fence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans ``[start, end)`` of the code in ``text`` for answer reading (module rule 1).
+
+    Backtick triples pair up left to right; a span includes its fences; an unmatched opening fence
+    runs to the end of the text.
+    """
+    return [(m.start(), m.end()) for m in _FENCE_RUN.finditer(text)]
+
+
+def has_open_fence(text: str) -> bool:
+    """Whether ``text`` ends inside a code span (an odd number of backtick triples)."""
+    spans = fence_spans(text)
+    return bool(spans) and spans[-1][1] == len(text) and not text[spans[-1][0] + 3 :].count("```")
 
 
 def _lines_with_offsets(text: str) -> Iterator[tuple[int, str, int]]:
@@ -183,6 +210,26 @@ def format_observation(result: Any, max_chars: int = 1024) -> tuple[str, bool]:
     return "\n".join(parts), True
 
 
+_BACKTICK_RUN = re.compile(r"`{3,}")
+
+
+def escape_fences(text: str) -> str:
+    """Break every run of three or more backticks with zero-width joiners (U+200D).
+
+    Tool output goes back into the judge's context inside an ```` ```output ```` block; a printed
+    fence would otherwise close that block early and turn the rest of the output (a forged
+    ``</think><verdict>B</verdict>``, say) into the judge's own text. The escaped text reads the same.
+    """
+    return _BACKTICK_RUN.sub(lambda m: "\u200d".join(m.group(0)), text)
+
+
 def output_block(observation: str) -> str:
-    """Wrap an observation as the ```` ```output ```` block inserted after a code block."""
-    return f"```output\n{observation}\n```\n"
+    """Wrap an observation as the ```` ```output ```` block inserted after a code block.
+
+    The observation's fences are escaped (:func:`escape_fences`) and its judge control tags
+    neutralised (:func:`judgerl.protocols.parsing.neutralise_tags`), so nothing the code printed can
+    close the block or open a judge tag.
+    """
+    from judgerl.protocols.parsing import neutralise_tags
+
+    return f"```output\n{neutralise_tags(escape_fences(observation))}\n```\n"

@@ -1,15 +1,17 @@
-"""DAPO options on top of TRL's GRPOTrainer, plus pair-preserving batching.
+"""The judge trainer: TRL's GRPOTrainer with pair-preserving batching and DAPO dynamic sampling.
 
-DAPO (Yu et al., 2025, "DAPO: An Open-Source LLM Reinforcement Learning System at Scale") has four
-ingredients. Three are TRL ``GRPOConfig`` options that judgerl only exposes in recipes:
+DAPO (Yu et al., 2025, "DAPO: An Open-Source LLM Reinforcement Learning System at Scale") has five
+ingredients. Four come from TRL and are only exposed in recipes:
 
 * clip-higher: ``epsilon`` (ε_low) and ``epsilon_high`` (ε_high > ε_low), eq. (10);
 * token-level policy-gradient loss: ``loss_type: dapo``, eq. (12);
-* overlong filtering: ``mask_truncated_completions: true`` (truncated samples leave the loss).
+* overlong filtering: ``mask_truncated_completions: true`` (truncated samples leave the loss);
+* soft overlong punishment, eq. (13): ``trl.rewards.get_soft_overlong_punishment``.
 
 Implemented here:
 
-* soft overlong punishment, eq. (13), as a reward function (:func:`get_soft_overlong_reward`);
+* :class:`JudgeGRPOConfig`: TRL's ``GRPOConfig`` plus judgerl's trainer options (as TRL adds its
+  own options to ``TrainingArguments``);
 * dynamic sampling, eq. (11): groups whose rewards are all equal have zero advantage and teach
   nothing; :class:`JudgeGRPOTrainer` drops them after scoring and generates more prompts until
   the generation batch is full again (TRL does not do this itself);
@@ -20,47 +22,38 @@ Implemented here:
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
 
 import torch
 from torch.utils.data import Sampler
-from trl import GRPOTrainer
+from trl import GRPOConfig, GRPOTrainer
+
+from judgerl.train.config import DapoConfig
 
 
-def get_soft_overlong_reward(max_completion_length: int, overlong_buffer: int) -> Callable[..., list[float]]:
-    """DAPO soft overlong punishment, eq. (13) of Yu et al. (2025).
+@dataclass
+class JudgeGRPOConfig(GRPOConfig):
+    """``trl.GRPOConfig`` plus judgerl's trainer options (a recipe's ``grpo`` section).
 
-    With L_max = ``max_completion_length`` and L_cache = ``overlong_buffer``, for a completion of
-    |y| tokens (TRL's ``completion_ids``; tool-output tokens included)::
-
-        R(y) = 0                               if |y| <= L_max - L_cache
-        R(y) = ((L_max - L_cache) - |y|) / L_cache   if L_max - L_cache < |y| <= L_max
-        R(y) = -1                              if |y| > L_max
-
-    Added to the task rewards (weight ``rewards.overlong`` in a recipe).
-
-    Raises:
-        ValueError: ``overlong_buffer`` not in [1, max_completion_length].
+    Attributes:
+        pair_block: Rows per block kept together by :class:`PairBlockRepeatSampler` (2 = both
+            orders of a pair, or chosen + rejected; 1 = plain TRL behaviour).
+        dynamic_sampling: DAPO dynamic sampling (see :class:`JudgeGRPOTrainer`); default from
+            :class:`judgerl.train.config.DapoConfig`, which recipes set under ``dapo``.
+        max_sampling_rounds: Extra generation batches allowed per step for the refill.
     """
-    if not 1 <= overlong_buffer <= max_completion_length:
-        raise ValueError(
-            f"overlong_buffer must be in [1, max_completion_length={max_completion_length}], got {overlong_buffer}"
-        )
-    l_max, l_cache = max_completion_length, overlong_buffer
 
-    def soft_overlong_reward(completions: Sequence[Any], completion_ids: Sequence[Sequence[int]], **kwargs: Any) -> list[float]:
-        out = []
-        for ids in completion_ids:
-            n = len(ids)
-            if n <= l_max - l_cache:
-                out.append(0.0)
-            elif n <= l_max:
-                out.append(((l_max - l_cache) - n) / l_cache)
-            else:
-                out.append(-1.0)
-        return out
+    pair_block: int = field(default=2, metadata={"help": "Rows kept together per shuffled block (2 = a pair)."})
+    dynamic_sampling: bool = field(default=DapoConfig.dynamic_sampling,
+                                   metadata={"help": "DAPO dynamic sampling: drop zero-variance groups, refill."})
+    max_sampling_rounds: int = field(default=DapoConfig.max_sampling_rounds,
+                                     metadata={"help": "Extra generation batches per step for dynamic sampling."})
 
-    return soft_overlong_reward
+
+def cpu_precision_defaults() -> dict[str, Any]:
+    """``bf16=False`` when no GPU is present (TRL configs default to bf16, which CPUs refuse)."""
+    return {} if torch.cuda.is_available() else {"bf16": False}
 
 
 class PairBlockRepeatSampler(Sampler[int]):
@@ -165,10 +158,10 @@ def _merge_rows(parts: list[dict[str, Any]], picks: list[tuple[int, int]], pad_t
 class JudgeGRPOTrainer(GRPOTrainer):
     """``trl.GRPOTrainer`` with pair-block batching and DAPO dynamic sampling.
 
-    Args:
-        block: Rows per block kept together by :class:`PairBlockRepeatSampler` (2 = both orders
-            of a pair; 1 = plain TRL behaviour).
-        dynamic_sampling: After scoring a generation batch, drop the groups (the
+    Options come from :class:`JudgeGRPOConfig` (``args``):
+
+    * ``pair_block``: rows per block kept together by :class:`PairBlockRepeatSampler`;
+    * ``dynamic_sampling``: after scoring a generation batch, drop the groups (the
             ``num_generations`` completions of one prompt) whose total rewards are all equal, then
             generate and score further batches of fresh prompts — drawn from the training set
             in block-shuffled order, independent of the main sampler — keeping their informative
@@ -177,22 +170,18 @@ class JudgeGRPOTrainer(GRPOTrainer):
             (their advantage is 0, so they add nothing to the gradient but keep the batch shape).
             Logged per step: ``dapo/informative_group_frac`` (of the first batch) and
             ``dapo/sampling_rounds``. Under several processes the decision to refill is taken from
-            the all-process reward matrix, so every process makes the same number of calls.
-        max_sampling_rounds: Extra generation batches allowed per step.
-        **kwargs: Everything ``GRPOTrainer`` takes (``rollout_func`` included).
+            the all-process reward matrix, so every process makes the same number of calls;
+    * ``max_sampling_rounds``: extra generation batches allowed per step.
+
+    Everything else is ``GRPOTrainer``'s (``rollout_func`` included). A plain ``GRPOConfig`` gets
+    :class:`JudgeGRPOConfig`'s defaults.
     """
 
-    def __init__(
-        self,
-        *args: Any,
-        block: int = 2,
-        dynamic_sampling: bool = False,
-        max_sampling_rounds: int = 2,
-        **kwargs: Any,
-    ) -> None:
-        self.block = block
-        self.dynamic_sampling = dynamic_sampling
-        self.max_sampling_rounds = max_sampling_rounds
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        args_obj = kwargs.get("args") if "args" in kwargs else (args[2] if len(args) > 2 else None)
+        self.block = int(getattr(args_obj, "pair_block", 2))
+        self.dynamic_sampling = bool(getattr(args_obj, "dynamic_sampling", DapoConfig.dynamic_sampling))
+        self.max_sampling_rounds = int(getattr(args_obj, "max_sampling_rounds", DapoConfig.max_sampling_rounds))
         self._last_rewards_per_func: torch.Tensor | None = None
         self._refill_iter: Iterator[int] | None = None
         super().__init__(*args, **kwargs)

@@ -1,4 +1,5 @@
-"""DAPO pieces: soft overlong penalty (eq. 13), pair-block sampler, batch merge; GRPO rows; warm-up targets."""
+"""Trainer pieces: TRL's soft overlong penalty (DAPO eq. 13), pair-block sampler, batch merge,
+JudgeGRPOConfig; GRPO rows; warm-up targets written by the protocols."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from judgerl.train.dapo import PairBlockRepeatSampler, _merge_rows, get_soft_overlong_reward
+from trl.rewards import get_soft_overlong_punishment
+
+from judgerl.protocols import PaV, PoS, get_protocol
+from judgerl.train.trainer import JudgeGRPOConfig, PairBlockRepeatSampler, _merge_rows
 from judgerl.types import PreferencePair
 
 
@@ -17,15 +21,17 @@ from judgerl.types import PreferencePair
 )
 def test_soft_overlong_penalty_eq13(length: int, expected: float) -> None:
     # L_max = 16, L_cache = 4: free up to 12 tokens, linear to -1 at 16, -1 beyond
-    fn = get_soft_overlong_reward(16, 4)
-    assert fn(["x"], completion_ids=[[1] * length]) == [pytest.approx(expected)]
+    # (TRL's implementation, checked against the formula; judgerl no longer keeps its own copy)
+    fn = get_soft_overlong_punishment(16, 4)
+    assert fn(completion_ids=[[1] * length]) == [pytest.approx(expected)]
 
 
-def test_soft_overlong_bad_buffer() -> None:
-    with pytest.raises(ValueError):
-        get_soft_overlong_reward(16, 0)
-    with pytest.raises(ValueError):
-        get_soft_overlong_reward(16, 17)
+def test_judge_grpo_config_carries_the_dapo_defaults(tmp_path: Path) -> None:
+    from judgerl.train.config import DapoConfig
+
+    args = JudgeGRPOConfig(output_dir=str(tmp_path), bf16=False, report_to="none")
+    assert args.dynamic_sampling == DapoConfig.dynamic_sampling and args.pair_block == 2
+    assert args.max_sampling_rounds == DapoConfig.max_sampling_rounds
 
 
 def test_pair_block_sampler_keeps_pairs_together() -> None:
@@ -92,7 +98,7 @@ def pairs(n: int = 3) -> list[PreferencePair]:
 def test_rows_pairwise_both_orders_adjacent() -> None:
     from judgerl.train.datasets import build_rows
 
-    rows = build_rows(pairs(2), "pairwise", "pav")
+    rows = build_rows(pairs(2), "pairwise", PaV())
     assert [(r["pair_id"], r["order"], r["label"]) for r in rows] == [
         ("p0", 0, "A"), ("p0", 1, "B"), ("p1", 0, "A"), ("p1", 1, "B"),
     ]
@@ -105,43 +111,49 @@ def test_rows_pointwise_multitask_regression_and_ties() -> None:
     from judgerl.train.datasets import build_rows, to_dataset
 
     ps = pairs(2) + [PreferencePair(id="t", prompt="q", chosen="a", rejected="b", tie=True)]
-    pt = build_rows(ps, "pointwise", pointwise_protocol="pos")
+    pt = build_rows(ps, "pointwise", pointwise=PoS())
     assert [(r["pair_id"], r["role"]) for r in pt] == [("p0", "chosen"), ("p0", "rejected"), ("p1", "chosen"),
                                                        ("p1", "rejected")]
-    mt = build_rows(ps, "multitask")
+    mt = build_rows(ps, "multitask", PaV(), PoS())
     assert [r["protocol"] for r in mt[:4]] == ["pav", "pav", "pos", "pos"]
     scored = [PreferencePair(id="s", prompt="q", chosen="a", rejected="b", chosen_score=7, rejected_score=12)]
-    rg = build_rows(pairs(1) + scored, "regression", score_min=0, score_max=9)
+    rg = build_rows(pairs(1) + scored, "regression", pointwise=PoS(max_score=9))
     assert [r["gold_score"] for r in rg] == [9.0, 0.0, 7.0, 9.0]  # verifiable: max/min; given: clipped
-    tir = build_rows(pairs(1), "tir")
+    tir = build_rows(pairs(1), "tir", PaV())
     assert "```python" in tir[0]["prompt"][0]["content"]
     ds = to_dataset(mt)
     assert len(ds) == 8 and ds[2]["order"] is None and ds[0]["label"] == "A"
     with pytest.raises(ValueError, match="no usable"):
-        build_rows([ps[-1]], "pairwise")
+        build_rows([ps[-1]], "pairwise", PaV())
+    with pytest.raises(ValueError, match="needs a pointwise protocol"):
+        build_rows(ps, "regression")
 
 
 def test_warmup_targets_parse_correctly() -> None:
-    from judgerl.protocols import get_protocol
     from judgerl.train.datasets import build_rows
     from judgerl.train.sft import templated_examples, warmup_target
 
     ps = pairs(2)
-    for task, proto in [("pairwise", "pav"), ("pointwise", "pos"), ("tir", "pav")]:
-        rows = build_rows(ps, task)
-        ex = templated_examples(rows, {p.id: p for p in ps})
+    for task, proto in [("pairwise", PaV()), ("pointwise", PoS(max_score=9)), ("tir", PaV())]:
+        rows = build_rows(ps, task, proto, proto)
+        ex = templated_examples(rows, {p.id: p for p in ps}, proto)
         for r, e in zip(rows, ex):
-            d = get_protocol(r["protocol"]).parse(e["completion"][0]["content"])
+            d = proto.parse(e["completion"][0]["content"])
             assert d.valid, e
             if r["label"] is not None:
                 assert d.verdict == r["label"]
         if task == "tir":
             assert "```python\nprint(0 + 1)\n```\n```output\n1\n```" in ex[0]["completion"][0]["content"]
     for name in ("pas", "pavs"):
-        d = get_protocol(name).parse(warmup_target(ps[0], name, order=1))
+        d = get_protocol(name).parse(warmup_target(ps[0], get_protocol(name), order=1))
         assert d.valid and d.verdict == "B"
+    for mode, expected in (("best", (1,)), ("rank", (1, 0))):
+        lw = get_protocol("listwise", mode=mode)
+        assert lw.parse(warmup_target(ps[0], lw, order=1), 2).ranking == expected
+    # the pointwise scale comes from the protocol object: a 0-9 judge is taught 9, never 10
+    assert PoS(max_score=9).parse(warmup_target(ps[0], PoS(max_score=9), role="chosen")).scores == (9.0,)
     with pytest.raises(ValueError):
-        warmup_target(ps[0], "pav", role="chosen")
+        warmup_target(ps[0], PaV(), role="chosen")
 
 
 def test_arithmetic_pairs_from_gsm8k(shared_data: Path) -> None:

@@ -1,0 +1,104 @@
+"""Test-time scaling: combine N sampled judgments into one (J1, Whitehouse et al. 2025, Sec. 5.3).
+
+The one home of the voting rules, used by the eval metrics, the reward server and the ``Judge``:
+
+* pairwise: **majority vote** over the valid samples' verdicts; a shared top count is a ``"tie"``;
+  scores (PaS / PaVS) are averaged per position over the valid samples that have them;
+* pointwise: **mean score** over the valid samples;
+* listwise ``best``: majority vote of the best index; a shared top count goes to the tied index
+  seen first (lowest sample index), so the result is a pure function of the samples in order;
+* listwise ``rank``: Borda count (Borda 1781; mean position over the valid rankings, best first),
+  ties broken by the earliest first appearance.
+
+Invalid samples never vote; when every sample is invalid the result is invalid, with the first
+sample's reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Hashable, Iterable, Sequence, TypeVar
+
+from judgerl.types import Decision
+
+T = TypeVar("T", bound=Hashable)
+
+#: The label :func:`majority_vote` returns when two or more labels share the top count.
+TIE = "tie"
+
+
+def majority_vote(labels: Iterable[T | None], tie: Hashable = TIE) -> T | Hashable | None:
+    """Majority vote over labels (None = an invalid sample, excluded).
+
+    Args:
+        labels: Per-sample labels, e.g. ``"A"``/``"B"`` verdicts or ``"chosen"``/``"rejected"``/``"tie"``.
+        tie: Returned when two or more labels share the top count.
+
+    Returns:
+        The most frequent label, ``tie`` on a shared top count, None when no label is given.
+    """
+    counts = Counter(x for x in labels if x is not None)
+    if not counts:
+        return None
+    top = max(counts.values())
+    winners = [x for x, n in counts.items() if n == top]
+    return winners[0] if len(winners) == 1 else tie
+
+
+def mean(values: Sequence[float]) -> float:
+    """Arithmetic mean of a non-empty sequence.
+
+    Raises:
+        ValueError: ``values`` is empty.
+    """
+    if not values:
+        raise ValueError("mean of no values")
+    return sum(values) / len(values)
+
+
+def aggregate_decisions(decisions: Sequence[Decision], kind: str) -> Decision:
+    """Combine the sampled decisions of one judgment (see the module docstring for the rules).
+
+    Args:
+        decisions: N >= 1 decisions of the same prompt (sample order).
+        kind: The protocol kind: ``"pairwise"``, ``"pointwise"`` or ``"listwise"``.
+
+    Returns:
+        One Decision. With a single sample it is that sample unchanged.
+
+    Raises:
+        ValueError: no decisions, or an unknown ``kind``.
+    """
+    if not decisions:
+        raise ValueError("aggregate_decisions needs at least one decision")
+    if kind not in ("pairwise", "pointwise", "listwise"):
+        raise ValueError(f"unknown protocol kind {kind!r}")
+    if len(decisions) == 1:
+        return decisions[0]
+    valid = [d for d in decisions if d.valid]
+    if not valid:
+        return decisions[0]
+    if kind == "pointwise":
+        scored = [d.scores[0] for d in valid if d.scores]
+        return Decision(valid=True, scores=(mean(scored),)) if scored else decisions[0]
+    if kind == "pairwise":
+        verdict = majority_vote(d.verdict for d in valid)
+        scored = [d.scores for d in valid if d.scores and len(d.scores) == 2]
+        scores = (mean([s[0] for s in scored]), mean([s[1] for s in scored])) if scored else None
+        return Decision(valid=True, verdict=verdict, scores=scores)  # type: ignore[arg-type]
+    rankings = [d.ranking for d in valid if d.ranking]
+    if not rankings:
+        return decisions[0]
+    if all(len(r) == 1 for r in rankings):
+        counts = Counter(r[0] for r in rankings)
+        top = max(counts.values())
+        best = next(r[0] for r in rankings if counts[r[0]] == top)
+        return Decision(valid=True, ranking=(best,))
+    first_seen: dict[int, int] = {}
+    positions: dict[int, list[int]] = {}
+    for k, r in enumerate(rankings):
+        for pos, idx in enumerate(r):
+            positions.setdefault(idx, []).append(pos)
+            first_seen.setdefault(idx, k * 1000 + pos)
+    order = sorted(positions, key=lambda i: (mean(positions[i]), first_seen[i]))
+    return Decision(valid=True, ranking=tuple(order))

@@ -1,0 +1,130 @@
+"""Pieces of the hf backend's batched generation: batch planning, per-row seeded sampling and
+per-row completion reports (used by :class:`judgerl.backends.hf.HFBackend`)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+
+def plan_batches(
+    lengths: Sequence[int], batch_size: int, max_batch_tokens: int, max_new_tokens: int
+) -> list[list[int]]:
+    """Group prompt indices into batches, longest prompts first.
+
+    A batch holds at most ``batch_size`` rows and, with left padding to its longest prompt,
+    at most ``max_batch_tokens`` KV-cache positions: ``rows x (longest + max_new_tokens)``.
+    A prompt longer than the budget on its own still gets a batch of one.
+
+    Args:
+        lengths: Prompt lengths in tokens, one per prompt (input order).
+        batch_size: Maximum rows per batch (>= 1).
+        max_batch_tokens: Token budget per batch (>= 1).
+        max_new_tokens: Generation budget per row, counted in the token budget.
+
+    Returns:
+        Lists of indices into ``lengths``; every index appears exactly once.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        longest = lengths[current[0]] if current else lengths[i]
+        if current and (
+            len(current) + 1 > batch_size or (len(current) + 1) * (longest + max_new_tokens) > max_batch_tokens
+        ):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _logits_processor_base() -> type:
+    from transformers import LogitsProcessor
+
+    return LogitsProcessor
+
+
+class RowSeededSampler(_logits_processor_base()):  # type: ignore[misc]
+    """Temperature + nucleus (top-p) sampling with one ``torch.Generator`` per batch row.
+
+    Used as the last logits processor of a *greedy* ``generate`` call: it samples each row's
+    next token itself and returns scores that are 0 at the sampled token and ``-inf`` elsewhere,
+    so greedy selection picks exactly the sampled token. Row ``i`` always consumes exactly one
+    draw of ``generators[i]`` per step, so its tokens do not depend on the other rows.
+
+    Args:
+        generators: One seeded generator per batch row, on the logits' device.
+        temperature: Softmax temperature (> 0).
+        top_p: Nucleus mass in (0, 1]; the smallest set of most-likely tokens whose probability
+            reaches ``top_p`` is kept (Holtzman et al. 2020, "The Curious Case of Neural Text
+            Degeneration", Sec. 3.1).
+    """
+
+    def __init__(self, generators: Sequence[Any], temperature: float, top_p: float) -> None:
+        if temperature <= 0:
+            raise ValueError(f"temperature must be > 0 for sampling, got {temperature}")
+        self.generators = list(generators)
+        self.temperature = temperature
+        self.top_p = top_p
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        """``scores``: float tensor (batch, vocab) of logits; returns a tensor of the same shape."""
+        import torch
+
+        if scores.shape[0] != len(self.generators):
+            raise ValueError(f"batch has {scores.shape[0]} rows but {len(self.generators)} generators")
+        probs = torch.softmax(scores.float() / self.temperature, dim=-1)
+        if self.top_p < 1.0:
+            sorted_p, sorted_idx = torch.sort(probs, dim=-1, descending=True)
+            # drop a token when the mass before it already reaches top_p (the top token is always kept)
+            drop = (sorted_p.cumsum(dim=-1) - sorted_p) >= self.top_p
+            sorted_p = sorted_p.masked_fill(drop, 0.0)
+            probs = torch.zeros_like(probs).scatter_(-1, sorted_idx, sorted_p)
+        picks = [
+            torch.multinomial(probs[i], 1, generator=g) for i, g in enumerate(self.generators)
+        ]
+        chosen = torch.cat(picks)
+        out = torch.full_like(scores, float("-inf"))
+        out.scatter_(1, chosen[:, None], 0.0)
+        return out
+
+
+def _stopping_criteria_base() -> type:
+    from transformers import StoppingCriteria
+
+    return StoppingCriteria
+
+
+class RowWatcher(_stopping_criteria_base()):  # type: ignore[misc]
+    """Reports each batch row as soon as it has finished, without stopping anything itself.
+
+    Used as an extra stopping criterion of ``generate``: it always answers "not done" (the real
+    criteria decide), but watches the newest token of every row; a row whose newest token is EOS
+    or padding (which transformers emits for rows another criterion, e.g. a stop string, has
+    finished) is final, and ``on_done(row, new_token_ids)`` is called once for it.
+
+    Args:
+        width: Padded prompt length of the batch (new tokens start at this column).
+        done_ids: Token ids that end a row (EOS ids and the pad id).
+        on_done: Callback ``f(row_index, generated_token_ids)``.
+    """
+
+    def __init__(self, width: int, done_ids: Sequence[int], on_done: Any) -> None:
+        self.width = width
+        self.done_ids = list(done_ids)
+        self.on_done = on_done
+        self.reported: set[int] = set()
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        """``input_ids``: (batch, width + generated) token ids; returns (batch,) bools, all False."""
+        import torch
+
+        last = input_ids[:, -1]
+        finished = torch.isin(last, torch.tensor(self.done_ids, device=last.device))
+        for i in torch.nonzero(finished).flatten().tolist():
+            if i not in self.reported:
+                self.reported.add(i)
+                self.on_done(i, input_ids[i, self.width :].tolist())
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)

@@ -1,0 +1,222 @@
+"""Files of an evaluation run: ``judgments.jsonl`` (append-only, resumable) and ``run.json``.
+
+* ``run.json`` — the run configuration (the judge's :meth:`~judgerl.judge.Judge.config`, samples,
+  seed); resuming into a directory whose configuration differs is refused
+  (:class:`RunConfigMismatch`) unless the run is started over;
+* ``judgments.jsonl`` — one record per judgment sample, appended in plan order and fsync-ed at
+  least once per generation batch, so an interrupted run resumes where it stopped without losing
+  or repeating a judgment (a torn last line from a crash is dropped and redone). A record whose
+  generation failed (API error, filtered answer) has ``"final": false``: the next run of the same
+  command makes that judgment again and its new record supersedes the old one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from judgerl.eval.plan import WorkUnit, pair_hash, prompt_hash
+
+JUDGMENTS_FILE = "judgments.jsonl"
+RUN_FILE = "run.json"
+SUMMARY_FILE = "summary.json"
+REPORT_FILE = "report.md"
+PLOT_FILE = "accuracy_by_source.png"
+#: run.json fields that must match to resume into an existing directory.
+CONFIG_KEYS = ("model", "protocol", "samples", "seed", "sampling", "tools", "max_tool_rounds", "force_answer")
+#: Values assumed for keys that older run.json files lack.
+_CONFIG_DEFAULTS = {"force_answer": False}
+
+
+class RunConfigMismatch(ValueError):
+    """``out_dir`` holds a run with a different configuration (or different pairs under the same ids)."""
+
+
+def read_judgments(path: Path) -> list[dict[str, Any]]:
+    """Read ``judgments.jsonl``, repairing a torn last line left by a crash.
+
+    A last line that is not valid JSON (an interrupted write) is dropped and the file truncated
+    to the last complete record, so appending continues cleanly.
+
+    Returns:
+        The records in file order ([] when the file does not exist).
+
+    Raises:
+        ValueError: a line other than the last is not a JSON object (names file and line).
+    """
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    records: list[dict[str, Any]] = []
+    offset = 0
+    lines = data.split(b"\n")
+    for lineno, raw in enumerate(lines, start=1):
+        is_last = lineno == len(lines)
+        end = offset + len(raw) + (0 if is_last else 1)
+        if raw.strip():
+            try:
+                rec = json.loads(raw)
+                if not isinstance(rec, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as e:
+                rest_blank = all(not x.strip() for x in lines[lineno:])
+                if rest_blank:
+                    warnings.warn(f"{path}:{lineno}: dropping a torn last line ({len(raw)} bytes) left by an "
+                                  "interrupted run; it will be redone", stacklevel=2)
+                    with open(path, "r+b") as f:
+                        f.truncate(offset)
+                    break
+                raise ValueError(f"{path}:{lineno}: corrupt judgment record ({e}); fix or delete the line") from e
+            records.append(rec)
+        offset = end
+    else:
+        if data and not data.endswith(b"\n"):  # a complete last record whose newline was not written
+            with open(path, "ab") as f:
+                f.write(b"\n")
+    return records
+
+
+class JudgmentWriter:
+    """Append-only writer of judgment records: one JSON line each.
+
+    :meth:`write` appends and flushes one record (the OS has it: a killed process loses nothing);
+    :meth:`sync` makes everything written durable (fsync: a power loss loses nothing).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._f = open(path, "a", encoding="utf-8")
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Append one record and flush it to the OS."""
+        self._f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._f.flush()
+
+    def write_batch(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Append ``records`` and make them durable (flush + fsync) before returning."""
+        for r in records:
+            self.write(r)
+        self.sync()
+
+    def sync(self) -> None:
+        """fsync the file."""
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> "JudgmentWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (never half-written)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    diffs = []
+    for k in CONFIG_KEYS:
+        before, now = old.get(k, _CONFIG_DEFAULTS.get(k)), new.get(k, _CONFIG_DEFAULTS.get(k))
+        if before != now:
+            diffs.append(f"{k}: {before!r} in run.json, {now!r} now")
+    return diffs
+
+
+def _clear_outputs(out: Path) -> None:
+    for name in (JUDGMENTS_FILE, RUN_FILE, SUMMARY_FILE, REPORT_FILE, PLOT_FILE):
+        p = out / name
+        if p.is_file():
+            p.unlink()
+    shutil.rmtree(out / "plots", ignore_errors=True)
+
+
+def prepare_out_dir(out: Path, config: dict[str, Any], info: Mapping[str, Any], resume: bool) -> None:
+    """Create ``out`` and its ``run.json``, or check that a run there can be resumed.
+
+    Raises:
+        RunConfigMismatch: ``resume`` and the directory holds a run with another configuration or
+            other data, an unreadable run.json, or judgments without a run.json.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    run_file = out / RUN_FILE
+    if not resume:
+        _clear_outputs(out)
+    elif run_file.exists():
+        try:
+            saved = json.loads(run_file.read_text(encoding="utf-8"))
+            old = saved["config"]
+        except (ValueError, KeyError, TypeError) as e:
+            raise RunConfigMismatch(f"{run_file}: unreadable run configuration ({e}); use overwrite") from e
+        diff = _config_diff(old, config)
+        old_data = (saved.get("info") or {}).get("data")
+        if old_data and info.get("data") and old_data != info.get("data"):
+            diff.append(f"data: {old_data!r} in run.json, {info.get('data')!r} now")
+        if diff:
+            raise RunConfigMismatch(
+                f"{out} holds a run with a different configuration ({'; '.join(diff)}). "
+                "Use a new output directory, or overwrite (--overwrite / resume=False) to discard it."
+            )
+        return
+    elif (out / JUDGMENTS_FILE).exists():
+        raise RunConfigMismatch(f"{out / JUDGMENTS_FILE} exists without {RUN_FILE}; use overwrite to discard it")
+    from judgerl import __version__
+
+    payload = {"config": config, "info": dict(info), "judgerl_version": __version__,
+               "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    atomic_write_text(run_file, json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def index_existing(records: Sequence[Mapping[str, Any]], units: Mapping[tuple[str, str, int], WorkUnit],
+                   build: Any, path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Index existing records by (pair id, order, sample); refuse records whose pair or prompt changed.
+
+    A final record is kept over any later duplicate; a non-final record (``"final": false``, a
+    failed generation) is superseded by a later record of the same key.
+
+    Args:
+        records: The records of ``judgments.jsonl`` in file order.
+        units: This run's units by key.
+        build: ``f(unit) -> messages``, the prompt the judge would send for a unit now.
+        path: The file, for error messages.
+
+    Raises:
+        ValueError: a record lacks pair_id/order/sample (names file and line).
+        RunConfigMismatch: a pair's content or a unit's prompt differs from the recorded one.
+    """
+    done: dict[tuple[str, str, int], dict[str, Any]] = {}
+    hashes: dict[str, str] = {}
+    for i, r in enumerate(records, start=1):
+        try:
+            key = (str(r["pair_id"]), str(r["order"]), int(r["sample"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{path}:{i}: judgment record lacks pair_id/order/sample ({e})") from e
+        if key in done and done[key].get("final", True):
+            warnings.warn(f"{path}:{i}: duplicate judgment {key}; keeping the first", stacklevel=2)
+            continue
+        unit = units.get(key)
+        if unit is not None:
+            ph = hashes.setdefault(unit.pair.id, pair_hash(unit.pair))
+            if r.get("pair_hash") != ph:
+                raise RunConfigMismatch(
+                    f"{path}:{i}: pair {unit.pair.id!r} has different content than when it was judged; "
+                    "the data changed — use a new output directory or overwrite"
+                )
+            if r.get("prompt_hash") != prompt_hash(build(unit)):
+                raise RunConfigMismatch(
+                    f"{path}:{i}: the prompt for {key} differs from the recorded one (protocol template "
+                    "changed?); use a new output directory or overwrite"
+                )
+        done[key] = dict(r)
+    return done

@@ -1,0 +1,428 @@
+"""The Judge: one path from judge inputs to judgments, shared by eval, the reward server and training.
+
+A :class:`Judge` is a protocol + a backend + sampling parameters (+ an optional sandbox for
+tool-integrated judging, + optional answer forcing). Everything that turns a batch of inputs into
+decisions lives here and only here::
+
+    protocol.build ──> backend.generate  (or the TIR tool loop, ≤ 3 executed blocks)
+        ──> protocol.parse  (tool output blanked by its recorded offsets, never re-found by fences)
+        ──> answer forcing  (opt-in: prefill the answer tag when no final answer was written)
+        ──> quoted-answer check ──> aggregation of N samples (judgerl.aggregate)
+
+Seeds belong to work items, not batches: the seed of sample ``k`` of input ``key`` is
+``derive_seed(judge.seed, key, k)``, so results are identical whatever the batch size, the
+backend's own batching or the point where a resumed run restarted.
+
+Example::
+
+    judge = Judge(get_protocol("pav"), load_backend("smollm2-135m"), SamplingParams(max_new_tokens=256))
+    [result] = judge.judge([JudgeInput("What is 2+2?", ("4", "5"), key="q1")], samples=3)
+    result.decision.verdict        # majority vote of 3 samples
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from judgerl.aggregate import aggregate_decisions
+from judgerl.backends.base import Backend, SamplingParams, derive_seed
+from judgerl.backends.chat import continue_prompt
+from judgerl.codeblocks import MAX_TOOL_ROUNDS
+from judgerl.protocols.parsing import mask_spans, region_is_quoted
+from judgerl.types import Completion, Decision, FinishReason, Messages, RETRYABLE_FINISH_REASONS, Trajectory
+
+#: Invalid reasons the Judge adds to the parser's (:data:`judgerl.protocols.INVALID_REASONS`).
+JUDGE_INVALID_REASONS: dict[str, str] = {
+    "quoted_answer": "the final-answer region is text quoted from a response under judgment",
+    "prompt_too_long": "the prompt plus max_new_tokens does not fit the model's context; not generated",
+    "generation_failed": "the backend raised for this item alone (reward server; the error is reported)",
+}
+#: Invalid reasons that answer forcing repairs: the judge never reached its final answer.
+FORCEABLE_REASONS = frozenset({"missing_final_answer", "unterminated_thinking"})
+#: Tokens generated after the forced answer tag (enough for a verdict or two scores).
+FORCED_ANSWER_TOKENS = 24
+
+
+@dataclass(frozen=True)
+class JudgeInput:
+    """What to judge: a prompt and the responses shown to the judge, in the order shown.
+
+    Attributes:
+        prompt: The user instruction.
+        responses: 1 response (pointwise), 2 (pairwise) or n >= 2 (listwise).
+        key: Stable identity of this input for sampling seeds (e.g. ``"pair-7/AB"``); empty means
+            "derive it from the content" (same texts -> same seeds).
+    """
+
+    prompt: str
+    responses: tuple[str, ...]
+    key: str = ""
+
+    def seed_key(self) -> str:
+        """``key``, or a SHA-256 of the prompt and responses when ``key`` is empty."""
+        if self.key:
+            return self.key
+        blob = json.dumps([self.prompt, list(self.responses)], ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One generation to make: already-built messages, how many responses they show, a seed.
+
+    Attributes:
+        messages: The judge prompt (from :meth:`Judge.build`, or a training row's prompt).
+        n_responses: Responses shown (for listwise index checks; None when unknown).
+        seed: Sampling seed of this sample (None: greedy, or the backend's own seeds).
+        responses: The texts under judgment, for the quoted-answer check (may be empty).
+    """
+
+    messages: Messages
+    n_responses: int | None = None
+    seed: int | None = None
+    responses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judge sample, fully resolved.
+
+    Attributes:
+        text: The judge's raw output (for tool runs the whole trajectory; with forcing, the forced
+            suffix and the forced tokens included).
+        decision: The parsed decision (``invalid_reason`` ``prompt_too_long`` / ``quoted_answer``
+            / a parse failure when invalid).
+        messages: The prompt that was sent.
+        trajectory: The tool-integrated trajectory (tool runs and forced answers), else None.
+        prompt_tokens: Prompt tokens (first round).
+        completion_tokens: Tokens generated in total (all rounds and the forced answer).
+        finish_reason: Of the last generation (see :data:`judgerl.types.FinishReason`).
+        forced: Whether answer forcing produced the final answer.
+        error: The generation error, if any (API failure, filtered answer, prompt too long).
+        seed: The sample's seed.
+    """
+
+    text: str
+    decision: Decision
+    messages: Messages
+    trajectory: Trajectory | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: FinishReason = "stop"
+    forced: bool = False
+    error: str | None = None
+    seed: int | None = None
+
+    @property
+    def retryable(self) -> bool:
+        """True when a later run should make this judgment again (API error, filtered answer)."""
+        return self.finish_reason in RETRYABLE_FINISH_REASONS
+
+
+@dataclass(frozen=True)
+class AggregateJudgment:
+    """The N samples of one :class:`JudgeInput` and their combined decision.
+
+    Attributes:
+        decision: :func:`judgerl.aggregate.aggregate_decisions` over the samples.
+        samples: The samples in sample order.
+    """
+
+    decision: Decision
+    samples: tuple[Judgment, ...] = field(default_factory=tuple)
+
+    @property
+    def n_invalid(self) -> int:
+        """Samples whose decision is invalid."""
+        return sum(not s.decision.valid for s in self.samples)
+
+    @property
+    def retryable(self) -> bool:
+        """True when any sample failed for a reason a retry may fix."""
+        return any(s.retryable for s in self.samples)
+
+
+OnDone = Callable[[int, Judgment], None]
+
+
+class Judge:
+    """Protocol + backend + sampling (+ sandbox, tool rounds, answer forcing): judgments.
+
+    Args:
+        protocol: A :class:`judgerl.protocols.JudgeProtocol` object (with its options).
+        backend: Any :class:`judgerl.backends.Backend`.
+        params: Sampling parameters of every generation (default: greedy, 512 new tokens; with
+            tools ``max_new_tokens`` is per round).
+        sandbox: An object with ``run(code) -> ExecResult`` (:func:`judgerl.tools.get_sandbox`);
+            when given, prompts ask for code and generation runs the TIR tool loop.
+        max_tool_rounds: Most executed code blocks per judgment (TIR-Judge: 3).
+        force_answer: When a judgment ends without its final answer, prefill the protocol's
+            :meth:`~judgerl.protocols.JudgeProtocol.force_suffix` and generate
+            :data:`FORCED_ANSWER_TOKENS` more tokens (marked ``forced``).
+        seed: Base seed of :meth:`sample_seed`.
+
+    Raises:
+        ValueError: ``max_tool_rounds`` < 0.
+    """
+
+    def __init__(
+        self,
+        protocol: Any,
+        backend: Backend,
+        params: SamplingParams | None = None,
+        *,
+        sandbox: Any = None,
+        max_tool_rounds: int = MAX_TOOL_ROUNDS,
+        force_answer: bool = False,
+        seed: int = 0,
+    ) -> None:
+        if max_tool_rounds < 0:
+            raise ValueError(f"max_tool_rounds must be >= 0, got {max_tool_rounds}")
+        self.protocol = protocol
+        self.backend = backend
+        self.params = params or SamplingParams(max_new_tokens=512, temperature=0.0)
+        self.sandbox = sandbox
+        self.max_tool_rounds = max_tool_rounds
+        self.force_answer = force_answer
+        self.seed = seed
+        self._lock = threading.Lock()
+
+    @property
+    def tools(self) -> bool:
+        """Whether the judge runs code (a sandbox was given)."""
+        return self.sandbox is not None
+
+    @property
+    def kind(self) -> str:
+        """The protocol kind: ``pairwise``, ``pointwise`` or ``listwise``."""
+        return str(self.protocol.kind)
+
+    def config(self) -> dict[str, Any]:
+        """The judge's identity as JSON: model, protocol (name, kind, options), sampling, tools,
+        forcing. Two judges with the same config give the same judgments."""
+        proto: dict[str, Any] = {"name": self.protocol.name, "kind": self.protocol.kind}
+        for k, v in sorted(vars(self.protocol).items()):
+            if not k.startswith("_") and isinstance(v, (str, int, float, bool, type(None))):
+                proto[k] = v
+        p = self.params
+        return {
+            "model": getattr(self.backend, "name", type(self.backend).__name__),
+            "protocol": proto,
+            "sampling": {"max_new_tokens": p.max_new_tokens, "temperature": p.temperature, "top_p": p.top_p,
+                         "stop": list(p.stop)},
+            "tools": "python" if self.tools else None,
+            "max_tool_rounds": self.max_tool_rounds if self.tools else None,
+            "force_answer": self.force_answer,
+        }
+
+    def build(self, prompt: str, responses: Sequence[str]) -> Messages:
+        """The judge prompt for one input (``protocol.build`` with this judge's ``tools``).
+
+        Raises:
+            TypeError, ValueError: from the protocol (wrong number or type of responses).
+        """
+        return self.protocol.build(prompt, list(responses), tools=self.tools)
+
+    def sample_seed(self, key: str, sample: int) -> int | None:
+        """The seed of sample ``sample`` of the input ``key``; None for greedy decoding."""
+        if self.params.temperature == 0:
+            return None
+        return derive_seed(self.seed, key, sample)
+
+    # -- batch API -------------------------------------------------------------------------------
+
+    def judge(self, inputs: Sequence[JudgeInput], samples: int = 1, on_done: OnDone | None = None) -> list[AggregateJudgment]:
+        """Judge each input ``samples`` times and combine the samples (test-time scaling).
+
+        Args:
+            inputs: What to judge.
+            samples: Samples per input (>= 1); voting rules in :mod:`judgerl.aggregate`.
+            on_done: Called ``f(flat_index, judgment)`` per finished sample, ``flat_index = input
+                index * samples + sample index``.
+
+        Returns:
+            One :class:`AggregateJudgment` per input, in order.
+
+        Raises:
+            ValueError: ``samples`` < 1; TypeError / ValueError from the protocol for bad inputs.
+        """
+        if samples < 1:
+            raise ValueError(f"samples must be >= 1, got {samples}")
+        requests = []
+        for inp in inputs:
+            messages = self.build(inp.prompt, inp.responses)
+            key = inp.seed_key()
+            for k in range(samples):
+                requests.append(JudgeRequest(messages, len(inp.responses), self.sample_seed(key, k),
+                                             tuple(inp.responses)))
+        flat = self.run(requests, on_done)
+        out = []
+        for i in range(len(inputs)):
+            group = tuple(flat[i * samples : (i + 1) * samples])
+            out.append(AggregateJudgment(aggregate_decisions([j.decision for j in group], self.kind), group))
+        return out
+
+    def run(self, requests: Sequence[JudgeRequest], on_done: OnDone | None = None) -> list[Judgment]:
+        """Generate, parse (and force) one judgment per request.
+
+        Args:
+            requests: Prompts with their seeds.
+            on_done: Called ``f(index, judgment)`` as soon as each judgment is final (from the
+                backend's thread; calls are serialised by the judge).
+
+        Returns:
+            One :class:`Judgment` per request, in order.
+
+        Raises:
+            Whatever the backend or the sandbox raise for the whole call (per-prompt generation
+            failures are returned as judgments with ``error`` set).
+        """
+        n = len(requests)
+        out: list[Judgment | None] = [None] * n
+        to_force: dict[int, Judgment] = {}
+        seeds = [r.seed for r in requests]
+        use_seeds = None if any(s is None for s in seeds) else [int(s) for s in seeds]  # type: ignore[arg-type]
+
+        def settle(i: int, j: Judgment) -> None:
+            if self.force_answer and _forceable(j):
+                with self._lock:
+                    to_force[i] = j
+                return
+            self._finalise(i, j, out, on_done)
+
+        if self.tools:
+            from judgerl.tools.tir import run_tool_loop
+
+            def traj_done(i: int, t: Trajectory) -> None:
+                settle(i, self._from_trajectory(requests[i], t))
+
+            run_tool_loop(self.backend, [r.messages for r in requests], self.params, self.sandbox,
+                          max_rounds=self.max_tool_rounds, seeds=use_seeds, on_done=traj_done)
+        else:
+            def gen_done(i: int, c: Completion) -> None:
+                settle(i, self._from_completion(requests[i], c))
+
+            outs = self.backend.generate([r.messages for r in requests], self.params, seeds=use_seeds,
+                                         on_result=gen_done)
+            if len(outs) != n:
+                raise RuntimeError(f"backend {self.backend.name!r} returned {len(outs)} completions for {n} prompts")
+            for i, c in enumerate(outs):  # backends that never call on_result
+                if out[i] is None and i not in to_force:
+                    settle(i, self._from_completion(requests[i], c))
+        if to_force:
+            self._force(to_force, requests, out, on_done)
+        return out  # type: ignore[return-value]
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _parse(self, req: JudgeRequest, text: str, parse_text: str, finish: str) -> Decision:
+        if finish == "prompt_too_long":
+            return Decision.invalid("prompt_too_long")
+        decision = self.protocol.parse(parse_text, req.n_responses)
+        if decision.valid and req.responses and region_is_quoted(parse_text, req.responses):
+            return Decision.invalid("quoted_answer", thought=decision.thought)
+        return decision
+
+    def _from_completion(self, req: JudgeRequest, c: Completion) -> Judgment:
+        return Judgment(
+            text=c.text, decision=self._parse(req, c.text, c.text, c.finish_reason), messages=req.messages,
+            prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens, finish_reason=c.finish_reason,
+            error=c.error, seed=req.seed,
+        )
+
+    def _from_trajectory(self, req: JudgeRequest, t: Trajectory) -> Judgment:
+        text = t.text
+        parse_text = mask_spans(text, t.char_spans("tool"))
+        return Judgment(
+            text=text, decision=self._parse(req, text, parse_text, t.finish_reason), messages=req.messages,
+            trajectory=t, prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens,
+            finish_reason=t.finish_reason, error=t.error, seed=req.seed,
+        )
+
+    def _finalise(self, i: int, j: Judgment, out: list[Judgment | None], on_done: OnDone | None) -> None:
+        with self._lock:
+            if out[i] is not None:
+                return
+            out[i] = j
+            if on_done is not None:
+                on_done(i, j)
+
+    def _force(self, firsts: dict[int, Judgment], requests: Sequence[JudgeRequest], out: list[Judgment | None],
+               on_done: OnDone | None) -> None:
+        """Answer forcing for the first-pass judgments ``firsts`` (index -> judgment) that never
+        reached their final answer: one ``generate`` call with the answer tag prefilled."""
+        from judgerl.tools.tir import build_trajectory
+
+        idx = sorted(firsts)
+        proto = self.protocol
+        prefixes = {i: proto.force_suffix(firsts[i].text) for i in idx}
+        prompts = [continue_prompt(requests[i].messages, firsts[i].text + prefixes[i]) for i in idx]
+        params = dataclasses.replace(self.params, max_new_tokens=FORCED_ANSWER_TOKENS, stop=proto.forced_stop)
+        seeds = (None if any(requests[i].seed is None for i in idx)
+                 else [derive_seed(requests[i].seed, "force") for i in idx])
+        outs = self.backend.generate(prompts, params, seeds=seeds)
+        for i, c in zip(idx, outs):
+            first = firsts[i]
+            gen = proto.finish_forced(c.text) if c.error is None else ""
+            pieces = _pieces(first) + [("forced", prefixes[i]), ("model", gen)]
+            traj = build_trajectory(
+                pieces, getattr(self.backend, "tokenizer", None), tool_calls=_tool_calls(first),
+                tool_errors=_tool_errors(first), prompt_tokens=first.prompt_tokens,
+                finish_reason=c.finish_reason if c.error else first.finish_reason, error=c.error,
+            )
+            j = self._from_trajectory(requests[i], traj)
+            j = dataclasses.replace(j, forced=True, completion_tokens=first.completion_tokens + c.completion_tokens)
+            self._finalise(i, j, out, on_done)
+
+
+def _forceable(j: Judgment) -> bool:
+    return (not j.decision.valid and j.decision.invalid_reason in FORCEABLE_REASONS
+            and j.finish_reason in ("stop", "length"))
+
+
+def _pieces(j: Judgment) -> list[tuple[str, str]]:
+    if j.trajectory is not None:
+        return [(s.kind, s.text) for s in j.trajectory.segments]
+    return [("model", j.text)] if j.text else []
+
+
+def _tool_calls(j: Judgment) -> int:
+    return j.trajectory.tool_calls if j.trajectory is not None else 0
+
+
+def _tool_errors(j: Judgment) -> int:
+    return j.trajectory.tool_errors if j.trajectory is not None else 0
+
+
+def judgment_record(j: Judgment) -> dict[str, Any]:
+    """The JSON fields of a judgment that eval records and server responses share."""
+    rec: dict[str, Any] = {
+        "raw_output": j.text,
+        "decision": j.decision.to_dict(),
+        "prompt_tokens": j.prompt_tokens,
+        "completion_tokens": j.completion_tokens,
+        "finish_reason": j.finish_reason,
+        "trajectory": j.trajectory.to_dict() if j.trajectory is not None else None,
+        "forced_answer": j.forced,
+    }
+    if j.error is not None:
+        rec["error"] = j.error
+    return rec
+
+
+__all__ = [
+    "AggregateJudgment",
+    "FORCEABLE_REASONS",
+    "FORCED_ANSWER_TOKENS",
+    "JUDGE_INVALID_REASONS",
+    "Judge",
+    "JudgeInput",
+    "JudgeRequest",
+    "Judgment",
+    "judgment_record",
+]

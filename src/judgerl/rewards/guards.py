@@ -1,0 +1,42 @@
+"""Reward guards: responses that must get the invalid reward without ever reaching a judge.
+
+A policy response that is empty, whitespace only, or a *master key* gets the invalid reward without
+a judge call. Master keys are one-token responses that make LLM judges answer "correct": non-word
+symbols and reasoning openers (Zhao et al., 2025, "One Token to Fool LLM-as-a-Judge", Table 1:
+``" "``, ``"."``, ``","``, ``":"``, ``"Thought process:"``, ``"Let's solve this problem step by
+step."``, ``"Solution"``, and their translations). Used by the reward server, the in-process
+reward functions and the reward-hacking audit (one list, one normalisation).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+#: Master-key responses (Zhao et al., 2025), compared after :func:`normalise_response`.
+DEFAULT_MASTER_KEYS: tuple[str, ...] = (
+    ".", ",", ":", ";", "-", "...", "Thought process:", "Thought process", "Let's solve this problem step by step.",
+    "Let's solve this problem step by step", "Solution", "Solution:", "Answer", "Answer:", "Step 1:",
+    "解", "解:", "かいせつ", "Respuesta", "Respuesta:", "Lösung", "Solución",
+)
+
+
+def normalise_response(text: str) -> str:
+    """NFKC, zero-width characters removed, whitespace collapsed, case folded, stripped."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return " ".join(text.split()).casefold()
+
+
+def guard_reason(response: str, guard_empty: bool, master_keys: tuple[str, ...]) -> str | None:
+    """Why ``response`` must not reach the judge, or None.
+
+    Returns:
+        ``"guard:empty"`` (empty or whitespace / invisible characters only, when ``guard_empty``),
+        ``"guard:master_key"`` (equal to one of ``master_keys`` after normalisation), or None.
+    """
+    norm = normalise_response(response)
+    if guard_empty and not norm:
+        return "guard:empty"
+    if master_keys and norm in {normalise_response(k) for k in master_keys}:
+        return "guard:master_key"
+    return None

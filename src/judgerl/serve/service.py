@@ -1,0 +1,471 @@
+"""The reward server's logic on a :class:`~judgerl.judge.Judge`, independent of HTTP.
+
+Every endpoint turns its items into judge inputs, expands them into ``samples`` judge requests,
+runs them through the micro-batcher on ``judge.run`` (so tool use, answer forcing and every
+protocol come for free, listwise included) and combines the samples with the same voting rules as
+evaluation (:mod:`judgerl.aggregate`).
+
+Reward integrity:
+
+* **guards**: an empty or whitespace-only response, or a *master key* (a one-token response such as
+  ``":"`` or ``"Thought process:"`` that fools LLM judges; Zhao et al. 2025, "One Token to Fool
+  LLM-as-a-Judge"), gets the invalid reward without a judge call; counted per reason;
+* **both orders**: a pairwise reward judged in both orders is valid only when both orders are;
+* **per-item failures**: a generation failure or a prompt that does not fit the context fails
+  only its own item (reported per item, counted), never the request or the batch;
+* **dropped clients**: items of a client that disconnected are not generated;
+* **retries**: a request retried with the same request id is answered from the first attempt
+  (in flight or finished within ``dedup_ttl_s``), never generated twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import Counter, OrderedDict
+from dataclasses import asdict, dataclass, field
+from typing import Any, Awaitable, Callable, Sequence
+
+from judgerl.aggregate import aggregate_decisions
+from judgerl.judge import Judge, JudgeInput, JudgeRequest, Judgment
+from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason
+from judgerl.serve.batcher import ClientGone, GoneCheck, MicroBatcher, ServerBusy
+from judgerl.serve.compat import DEFAULT_STRIP_TOKENS
+from judgerl.types import Decision
+
+
+class ApiError(Exception):
+    """An error with an HTTP status and a message for the client."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Server limits and reward policy.
+
+    Attributes:
+        max_batch_size: Most judge samples per ``judge.run`` call.
+        max_wait_ms: How long (ms) the first sample of a batch waits for more.
+        max_pending: Most samples queued; beyond it requests get 503.
+        max_body_bytes: Largest request body in bytes; larger -> 413.
+        max_json_depth: Deepest JSON nesting accepted; deeper -> 400.
+        max_items: Most items per request; more -> 413.
+        max_text_chars: Longest prompt / response / reference in characters; longer -> 413.
+        samples: Judgments sampled per item (test-time scaling; needs temperature > 0 to differ):
+            majority vote / mean score / Borda, as in evaluation.
+        invalid_reward: Reward given when no valid judgment exists (reported, counted).
+        score_range: (min, max) of the pointwise score scale used to normalise rewards to [0, 1];
+            None = the protocol's ``min_score`` / ``max_score``.
+        pairwise_both_orders: For pairwise rewards, judge (response, reference) in both orders
+            and average, cancelling position bias (J1); both orders must be valid.
+        return_raw: Include the judge's raw output text in judge / score responses.
+        strip_tokens: End-of-turn markers removed from OpenRLHF responses.
+        guard_empty: Empty / whitespace-only responses get ``invalid_reward`` without a judge call.
+        master_keys: Responses (compared case- and whitespace-insensitively) that get
+            ``invalid_reward`` without a judge call; ``()`` disables the check.
+        dedup_ttl_s: How long (seconds) a finished request's answer is kept for retries that
+            carry the same request id.
+        dedup_max: Most finished answers kept for retries.
+    """
+
+    max_batch_size: int = 32
+    max_wait_ms: float = 10.0
+    max_pending: int = 4096
+    max_body_bytes: int = 4_000_000
+    max_json_depth: int = 64
+    max_items: int = 512
+    max_text_chars: int = 100_000
+    samples: int = 1
+    invalid_reward: float = 0.0
+    score_range: tuple[float, float] | None = None
+    pairwise_both_orders: bool = False
+    return_raw: bool = True
+    strip_tokens: tuple[str, ...] = field(default_factory=lambda: DEFAULT_STRIP_TOKENS)
+    guard_empty: bool = True
+    master_keys: tuple[str, ...] = field(default_factory=lambda: DEFAULT_MASTER_KEYS)
+    dedup_ttl_s: float = 600.0
+    dedup_max: int = 10_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_batch_size", "max_pending", "max_body_bytes", "max_json_depth", "max_items",
+                     "max_text_chars", "samples", "dedup_max"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"ServeConfig.{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_wait_ms < 0:
+            raise ValueError(f"ServeConfig.max_wait_ms must be >= 0, got {self.max_wait_ms}")
+        if self.dedup_ttl_s < 0:
+            raise ValueError(f"ServeConfig.dedup_ttl_s must be >= 0, got {self.dedup_ttl_s}")
+        if not math.isfinite(self.invalid_reward):
+            raise ValueError("ServeConfig.invalid_reward must be finite")
+        if self.score_range is not None and not self.score_range[0] < self.score_range[1]:
+            raise ValueError(f"ServeConfig.score_range must be (min, max) with min < max, got {self.score_range}")
+
+
+def decision_json(d: Decision) -> dict[str, Any]:
+    """The decision fields of a judge response."""
+    return {
+        "verdict": d.verdict,
+        "scores": list(d.scores) if d.scores is not None else None,
+        "ranking": list(d.ranking) if d.ranking is not None else None,
+        "valid": d.valid,
+        "invalid_reason": d.invalid_reason,
+    }
+
+
+class JudgeService:
+    """Protocol logic of the server: judge inputs -> micro-batched ``judge.run`` -> results, rewards.
+
+    Args:
+        judge: The :class:`~judgerl.judge.Judge` (any protocol; tools and forcing included).
+        config: Limits and reward policy.
+
+    Raises:
+        ValueError: a pointwise protocol with no known score range.
+    """
+
+    def __init__(self, judge: Judge, config: ServeConfig) -> None:
+        self.judge = judge
+        self.protocol = judge.protocol
+        self.config = config
+        self.score_range: tuple[float, float] | None = config.score_range
+        if self.score_range is None:
+            lo, hi = getattr(self.protocol, "min_score", None), getattr(self.protocol, "max_score", None)
+            if lo is not None and hi is not None:
+                self.score_range = (float(lo), float(hi))
+        if self.protocol.kind == "pointwise" and self.score_range is None:
+            raise ValueError(f"protocol {self.protocol.name!r} has no min_score/max_score; pass ServeConfig.score_range")
+        self.batcher: MicroBatcher[JudgeRequest, Judgment] = MicroBatcher(
+            judge.run, max_batch_size=config.max_batch_size, max_wait_ms=config.max_wait_ms,
+            max_pending=config.max_pending,
+        )
+        self.counts: Counter[str] = Counter()
+        self._inflight: dict[str, asyncio.Future] = {}
+        self._done: OrderedDict[str, tuple[float, Any]] = OrderedDict()
+
+    # -- generation -------------------------------------------------------------------------------
+
+    def _input(self, where: str, prompt: str, responses: Sequence[str]) -> JudgeInput:
+        try:
+            self.judge.build(prompt, responses)  # validates the shape for this protocol
+        except (TypeError, ValueError) as e:
+            raise ApiError(422, f"{where}: {e}") from e
+        return JudgeInput(prompt, tuple(responses))
+
+    async def _judge(self, inputs: list[JudgeInput], gone: GoneCheck | None) -> list[tuple[Decision, list[Judgment], str | None]]:
+        """``samples`` judgments per input: (combined decision, samples, error) per input."""
+        k = self.config.samples
+        requests = []
+        for inp in inputs:
+            messages = self.judge.build(inp.prompt, inp.responses)
+            key = inp.seed_key()
+            for s in range(k):
+                requests.append(JudgeRequest(messages, len(inp.responses), self.judge.sample_seed(key, s),
+                                             inp.responses))
+        try:
+            flat = await self.batcher.submit(requests, gone)
+        except ServerBusy as e:
+            raise ApiError(503, f"server busy: {e}") from e
+        out = []
+        for i in range(len(inputs)):
+            group = flat[i * k : (i + 1) * k]
+            failures = [g for g in group if isinstance(g, BaseException)]
+            if failures:
+                exc = failures[0]
+                if isinstance(exc, ClientGone):
+                    raise ApiError(499, "client disconnected")
+                self.counts["item_errors"] += 1
+                msg = f"generation failed: {type(exc).__name__}: {exc}"
+                out.append((Decision.invalid("generation_failed"), [], msg))
+                continue
+            judgments: list[Judgment] = list(group)  # type: ignore[arg-type]
+            errors = [j.error for j in judgments if j.error]
+            decision = aggregate_decisions([j.decision for j in judgments], self.judge.kind)
+            for j in judgments:
+                if not j.decision.valid:
+                    self.counts[f"invalid:{j.decision.invalid_reason}"] += 1
+            out.append((decision, judgments, errors[0] if errors and not decision.valid else None))
+        return out
+
+    def _raw(self, judgments: list[Judgment]) -> dict[str, Any]:
+        if not self.config.return_raw:
+            return {}
+        texts = [j.text for j in judgments]
+        return {"raw": texts[0] if len(texts) == 1 else texts}
+
+    def _normalise(self, score: float) -> float:
+        if self.score_range is None:  # only pointwise protocols normalise, and they have a range
+            raise RuntimeError("no score range configured")
+        lo, hi = self.score_range
+        return min(1.0, max(0.0, (score - lo) / (hi - lo)))
+
+    def _result(self, decision: Decision, judgments: list[Judgment], error: str | None) -> dict[str, Any]:
+        body = decision_json(decision) | self._raw(judgments)
+        if error is not None:
+            body["error"] = error
+        return body
+
+    # -- endpoints --------------------------------------------------------------------------------
+
+    async def judge_pairs(self, items: Sequence[Any], gone: GoneCheck | None = None) -> list[dict[str, Any]]:
+        """Judge each pair: ``{"verdict", "scores", "valid", "invalid_reason", "raw"[, "error"]}``.
+
+        Pointwise protocols score both responses and compare (verdict ``"tie"`` on equal scores).
+
+        Raises:
+            ApiError: 400 for a listwise protocol (use :meth:`judge_listwise`).
+        """
+        self._check_items(items, ("prompt", "response_a", "response_b"))
+        kind = self.protocol.kind
+        if kind == "listwise":
+            raise ApiError(400, f"this server runs listwise protocol {self.protocol.name!r}: use /v1/judge/listwise")
+        if kind == "pairwise":
+            inputs = [self._input(f"items[{i}]", it.prompt, [it.response_a, it.response_b]) for i, it in enumerate(items)]
+            return [self._result(*r) for r in await self._judge(inputs, gone)]
+        inputs = []
+        for i, it in enumerate(items):
+            inputs += [self._input(f"items[{i}]", it.prompt, [it.response_a]),
+                       self._input(f"items[{i}]", it.prompt, [it.response_b])]
+        judged = await self._judge(inputs, gone)
+        results = []
+        for i in range(len(items)):
+            (a, ja, ea), (b, jb, eb) = judged[2 * i], judged[2 * i + 1]
+            if a.valid and b.valid:
+                sa, sb = a.scores[0], b.scores[0]  # type: ignore[index]
+                verdict = "A" if sa > sb else "B" if sb > sa else "tie"
+                d = Decision(valid=True, verdict=verdict, scores=(sa, sb))  # type: ignore[arg-type]
+            else:
+                bad = a if not a.valid else b
+                d = Decision.invalid(f"{'A' if bad is a else 'B'}: {bad.invalid_reason}")
+            body = decision_json(d)
+            if self.config.return_raw:
+                body["raw"] = [self._raw(ja).get("raw"), self._raw(jb).get("raw")]
+            if ea or eb:
+                body["error"] = ea or eb
+            results.append(body)
+        return results
+
+    async def judge_listwise(self, items: Sequence[Any], gone: GoneCheck | None = None) -> list[dict[str, Any]]:
+        """Rank each item's responses: ``{"ranking" (0-based, best first), "best", "valid", ...}``.
+
+        Raises:
+            ApiError: 400 unless the protocol is listwise; 422 for fewer than 2 responses.
+        """
+        if self.protocol.kind != "listwise":
+            raise ApiError(400, f"/v1/judge/listwise needs a listwise protocol; this server runs {self.protocol.name!r}")
+        self._check_items(items, ("prompt",))
+        for i, it in enumerate(items):
+            for j, r in enumerate(it.responses):
+                if len(r) > self.config.max_text_chars:
+                    raise ApiError(413, f"items[{i}].responses[{j}] has {len(r)} characters; the limit is "
+                                        f"{self.config.max_text_chars}")
+        inputs = [self._input(f"items[{i}]", it.prompt, list(it.responses)) for i, it in enumerate(items)]
+        results = []
+        for d, js, err in await self._judge(inputs, gone):
+            body = self._result(d, js, err)
+            body["best"] = d.ranking[0] if d.valid and d.ranking else None
+            results.append(body)
+        return results
+
+    async def score(self, items: Sequence[Any], gone: GoneCheck | None = None) -> list[dict[str, Any]]:
+        """Score each response: ``{"score", "normalized", "valid", "invalid_reason", "raw"}``; guarded
+        responses (empty, master keys) are invalid without a judge call (``invalid_reason``
+        ``guard:<kind>``).
+
+        Raises:
+            ApiError: 400 when the server's protocol is not pointwise.
+        """
+        if self.protocol.kind != "pointwise":
+            raise ApiError(
+                400,
+                f"/v1/score needs a pointwise protocol; this server runs {self.protocol.name!r} "
+                f"({self.protocol.kind}): use /v1/judge/{self.protocol.kind}, or /v1/rewards",
+            )
+        self._check_items(items, ("prompt", "response"))
+        guarded = [self._guard(it.response) for it in items]
+        todo = [i for i, g in enumerate(guarded) if g is None]
+        judged = dict(zip(todo, await self._judge([self._input(f"items[{i}]", items[i].prompt, [items[i].response])
+                                                   for i in todo], gone))) if todo else {}
+        results = []
+        for i in range(len(items)):
+            if guarded[i] is not None:
+                results.append({"score": None, "normalized": None, "valid": False, "invalid_reason": guarded[i]})
+                continue
+            d, js, err = judged[i]
+            s = d.scores[0] if d.valid and d.scores else None
+            body = {"score": s, "normalized": self._normalise(s) if s is not None else None, "valid": d.valid,
+                    "invalid_reason": d.invalid_reason} | self._raw(js)
+            if err:
+                body["error"] = err
+            results.append(body)
+        return results
+
+    async def rewards(self, items: Sequence[Any], gone: GoneCheck | None = None) -> dict[str, Any]:
+        """One reward in [0, 1] per item (``invalid_reward`` where no valid judgment exists).
+
+        Pointwise protocol: the judge's score ``s`` on scale [lo, hi] becomes ``(s - lo) / (hi - lo)``
+        (mean over ``samples``). Pairwise protocol: the response is judged against ``reference``
+        (response shown as A): A wins -> 1, B wins -> 0, tie -> 0.5; with ``pairwise_both_orders``
+        also as B, averaged, and valid only when both orders are valid. Guarded responses (empty,
+        master keys) get ``invalid_reward`` without a judge call.
+
+        Returns:
+            ``{"rewards", "valid", "scores", "errors", "n_invalid", "n_guarded", "invalid_reasons",
+            "invalid_reward"}``; ``scores`` are raw judge scores (pointwise) or None; ``errors`` a
+            per-item generation error or None.
+
+        Raises:
+            ApiError: 422 when a pairwise server gets an item without ``reference``; 400 for a
+                listwise protocol.
+        """
+        self._check_items(items, ("prompt", "response", "reference"))
+        cfg = self.config
+        kind = self.protocol.kind
+        if kind == "listwise":
+            raise ApiError(400, f"this server runs listwise protocol {self.protocol.name!r}: use /v1/judge/listwise")
+        if kind == "pairwise":
+            missing = [i for i, it in enumerate(items) if it.reference is None]
+            if missing:
+                raise ApiError(422, f"items{missing[:10]}.reference is required: this server's protocol "
+                                    f"{self.protocol.name!r} is pairwise and judges each response against a reference")
+        n = len(items)
+        rewards: list[float] = [cfg.invalid_reward] * n
+        valid, scores = [False] * n, [None] * n  # type: ignore[var-annotated]
+        errors: list[str | None] = [None] * n
+        reasons: Counter[str] = Counter()
+        guarded = [self._guard(it.response) for it in items]
+        todo = [i for i in range(n) if guarded[i] is None]
+        orders = 2 if (kind == "pairwise" and cfg.pairwise_both_orders) else 1
+        inputs = []
+        for i in todo:
+            it = items[i]
+            if kind == "pointwise":
+                inputs.append(self._input(f"items[{i}]", it.prompt, [it.response]))
+            else:
+                inputs.append(self._input(f"items[{i}]", it.prompt, [it.response, it.reference]))
+                if orders == 2:
+                    inputs.append(self._input(f"items[{i}]", it.prompt, [it.reference, it.response]))
+        judged = await self._judge(inputs, gone) if inputs else []
+        for pos, i in enumerate(todo):
+            parts = judged[pos * orders : (pos + 1) * orders]
+            errors[i] = next((e for _, _, e in parts if e), None)
+            bad = [d for d, _, _ in parts if not d.valid]
+            if bad:
+                reasons[str(bad[0].invalid_reason)] += 1
+                continue
+            valid[i] = True
+            if kind == "pointwise":
+                s = parts[0][0].scores[0]  # type: ignore[index]
+                scores[i] = s
+                rewards[i] = self._normalise(s)
+            else:
+                wins = [{"A": 1.0, "B": 0.0, "tie": 0.5}[str(d.verdict)] for d, _, _ in parts]
+                rewards[i] = wins[0] if orders == 1 else (wins[0] + 1.0 - wins[1]) / 2
+        for g in guarded:
+            if g is not None:
+                reasons[g] += 1
+                self.counts[g] += 1
+        n_invalid = valid.count(False)
+        self.counts["invalid_judgments"] += n_invalid
+        return {
+            "rewards": rewards,
+            "valid": valid,
+            "scores": scores,
+            "errors": errors,
+            "n_invalid": n_invalid,
+            "n_guarded": sum(g is not None for g in guarded),
+            "invalid_reasons": dict(reasons),
+            "invalid_reward": cfg.invalid_reward,
+        }
+
+    async def openrlhf(self, req: Any, gone: GoneCheck | None = None) -> dict[str, Any]:
+        """OpenRLHF remote reward: split each query into prompt + response, then :meth:`rewards`.
+
+        ``labels`` (when strings) are used as references for pairwise protocols.
+
+        Raises:
+            ApiError: 422 when a query does not start with its prompt.
+        """
+        from judgerl.serve.compat import split_query
+        from judgerl.serve.schemas import RewardItem
+
+        items = []
+        for i, (q, p) in enumerate(zip(req.query, req.prompts or [])):
+            try:
+                prompt, response = split_query(q, p, self.config.strip_tokens)
+            except ValueError as e:
+                raise ApiError(422, f"query[{i}]: {e}") from e
+            label = req.labels[i] if req.labels is not None else None
+            items.append(RewardItem(prompt=prompt, response=response,
+                                    reference=label if isinstance(label, str) else None))
+        out = await self.rewards(items, gone)
+        return {
+            "rewards": out["rewards"],
+            "scores": out["rewards"],
+            "extra_logs": {"judge_valid": [float(v) for v in out["valid"]]},
+        }
+
+    # -- retries, guards, limits ----------------------------------------------------------------
+
+    async def once(self, request_id: str | None, compute: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``compute`` once per ``request_id``: a retry while it runs awaits the same result, a
+        retry after it finished (within ``dedup_ttl_s``) gets the stored answer."""
+        if not request_id:
+            return await compute()
+        now = time.monotonic()
+        while self._done and now - next(iter(self._done.values()))[0] > self.config.dedup_ttl_s:
+            self._done.popitem(last=False)
+        if request_id in self._done:
+            self.counts["dedup_hits"] += 1
+            return self._done[request_id][1]
+        fut = self._inflight.get(request_id)
+        if fut is not None:
+            self.counts["dedup_hits"] += 1
+            return await asyncio.shield(fut)
+        fut = asyncio.get_running_loop().create_future()
+        self._inflight[request_id] = fut
+        try:
+            result = await compute()
+        except BaseException as e:
+            fut.set_exception(e)
+            fut.exception()  # retrieved: no "never retrieved" warning when nobody else waits
+            raise
+        finally:
+            self._inflight.pop(request_id, None)
+        fut.set_result(result)
+        self._done[request_id] = (time.monotonic(), result)
+        while len(self._done) > self.config.dedup_max:
+            self._done.popitem(last=False)
+        return result
+
+    def _guard(self, response: str) -> str | None:
+        return guard_reason(response, self.config.guard_empty, self.config.master_keys)
+
+    def _check_items(self, items: Sequence[Any], fields: tuple[str, ...]) -> None:
+        cfg = self.config
+        if len(items) > cfg.max_items:
+            raise ApiError(413, f"{len(items)} items in one request; the limit is {cfg.max_items}")
+        for i, it in enumerate(items):
+            for f in fields:
+                v = getattr(it, f, None)
+                if v is not None and len(v) > cfg.max_text_chars:
+                    raise ApiError(413, f"items[{i}].{f} has {len(v)} characters; the limit is {cfg.max_text_chars}")
+
+    def health(self) -> dict[str, Any]:
+        """Status, judge configuration, batching statistics and request / invalid / guard counters."""
+        return {
+            "status": "ok",
+            "model": self.judge.backend.name,
+            "protocol": self.protocol.name,
+            "kind": self.protocol.kind,
+            "judge": self.judge.config(),
+            "params": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self.judge.params).items()},
+            "samples": self.config.samples,
+            "pending": self.batcher.pending,
+            "batching": self.batcher.stats.to_dict(),
+            "requests": dict(self.counts),
+        }
