@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -263,3 +264,20 @@ def test_worker_started_in_a_short_lived_thread_survives(sb: Sandbox) -> None:
     for _ in range(2 * sb.pool_size):
         r = sb.run("print('alive')")
         assert r.stdout == "alive\n", r
+
+
+def test_missing_libseccomp_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from judgerl.tools import _sandbox_seccomp as sc_mod
+
+    bpf = sc_mod.run_filter_bpf()  # the real filter: whole 8-byte BPF instructions
+    assert len(bpf) % 8 == 0 and len(bpf) // 8 > 50
+    monkeypatch.setitem(sys.modules, "pyseccomp", None)  # import fails like a missing binding
+    with pytest.raises(SandboxUnavailableError, match="libseccomp"):
+        sc_mod.run_filter_bpf.__wrapped__()
+
+
+def test_results_state_the_budget_in_force(sb: Sandbox) -> None:
+    r = sb.run("print(1)")
+    assert r.budget == sb.budget in ("cgroup", "rlimit")
+    per_run = sb.limits.memory_bytes * (1 if r.budget == "cgroup" else sb.limits.max_processes)
+    assert r.memory_cap_bytes == per_run

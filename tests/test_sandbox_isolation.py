@@ -342,3 +342,52 @@ def test_mountinfo_shows_no_repository_path(one: Sandbox, kind: str) -> None:
         assert str(REPO) not in r.stdout and "/work" not in r.stdout, r.stdout
     else:
         assert not r.ok and "PermissionError" in r.stderr  # the guard refuses it (bypassable)
+
+
+# --------------------------------------------------------------------------- red-team findings
+X86_64 = os.uname().machine == "x86_64"
+
+
+@pytest.mark.skipif(not X86_64, reason="i386/x32 system call entry points exist on x86_64 only")
+@pytest.mark.parametrize("entry", ["int80", "x32"])
+def test_foreign_syscall_abis_are_killed(one: Sandbox, kind: str, entry: str) -> None:
+    # keyctl through the i386 entry (int 0x80, nr 288) and the x32 ABI (nr | 0x40000000): the
+    # filter's architecture check must not be sidestepped.
+    r = one.run(textwrap.dedent("""
+        import ctypes, mmap, sys
+        if sys.stdin.read() == "int80":
+            code = bytes([0xb8]) + (288).to_bytes(4, "little") + bytes([0xcd, 0x80, 0xc3])
+            buf = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+            buf.write(code)
+            fn = ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(buf)))
+            print("RETURNED", fn(), flush=True)
+        else:
+            libc = ctypes.CDLL(None, use_errno=True)
+            print("RETURNED", libc.syscall(0x40000000 | 250, 0, -4, 0), flush=True)
+    """), stdin=entry)
+    assert "RETURNED" not in r.stdout and not r.ok, r
+    if kind == "bwrap":
+        assert r.exit_code == -31 and "forbids" in r.stderr, r  # SIGSYS
+    else:
+        assert "PermissionError" in r.stderr, r  # ctypes refused by the guard
+
+
+def test_unwritable_deep_tree_and_symlinks_are_cleaned(one: Sandbox, kind: str) -> None:
+    target = "/usr/lib" if kind == "bwrap" else "d"  # the fallback's guard refuses links outside
+    r = run(one, """
+        import os
+        p = "."
+        for _ in range(200):
+            p = os.path.join(p, "d")
+            os.mkdir(p)
+        for _ in range(200):
+            os.symlink(TARGET, os.path.join(p, "lib"))
+            os.chmod(p, 0)
+            p = os.path.dirname(p)
+        os.chmod(".", 0o500)
+        print("planted")
+    """.replace("TARGET", repr(target)))
+    assert r.stdout == "planted\n", r
+    nxt = one.run("import os; print(os.listdir('.'), oct(os.stat('.').st_mode & 0o777))")
+    assert nxt.stdout == "[] 0o700\n", nxt
+    assert Path("/usr/lib").is_dir() and any(Path("/usr/lib").iterdir())

@@ -23,6 +23,8 @@ import functools
 import logging
 import tempfile
 
+from judgerl.tools._sandbox_base import SandboxUnavailableError
+
 __all__ = ["BLOCKED_SYSCALLS", "NAMESPACE_FLAGS", "SeccompUnavailableError", "run_filter_bpf"]
 
 logger = logging.getLogger(__name__)
@@ -64,7 +66,7 @@ NAMESPACE_FLAGS: dict[str, int] = {
 }
 
 
-class SeccompUnavailableError(RuntimeError):
+class SeccompUnavailableError(SandboxUnavailableError):
     """libseccomp (or its ``pyseccomp`` binding) is missing or cannot build the filter here."""
 
 

@@ -146,7 +146,7 @@ class Sandbox:
                 raise ValueError(f"python_paths entry {p!r} is not a directory")
         self._extra = extra
         self._preload = list(preload)
-        self._bpf = run_filter_bpf()  # SeccompUnavailableError (a RuntimeError) if missing
+        self._bpf = run_filter_bpf()  # SeccompUnavailableError (a SandboxUnavailableError)
         self._cgroup_parent = cgroup_parent()
         self.budget = "cgroup" if self._cgroup_parent is not None else "rlimit"
         self._tmp_root: str | None = None
@@ -341,8 +341,7 @@ def get_sandbox(
             entry that is not a directory.
         SandboxUnavailableError: ``kind="bwrap"`` but bubblewrap (or libseccomp) does not work
             here; or ``kind="auto"`` without bubblewrap and without the opt-in (one-line message
-            saying how to opt in).
-        RuntimeError: ``kind="fallback"`` but libseccomp is missing (its message says so).
+            saying how to opt in); also for ``kind="fallback"`` when libseccomp is missing.
     """
     known = {f.name for f in fields(SandboxLimits)}
     unknown = sorted(set(limits) - known)

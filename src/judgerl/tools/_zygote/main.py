@@ -152,9 +152,9 @@ def handle(req: dict, cfg: dict, rundir: RunDir) -> tuple[dict, bytes, bytes]:
     duration = (exited_at or time.monotonic()) - t0
     for fd in (out_r, err_r, pidfd) + ((in_w,) if in_w >= 0 else ()):
         os.close(fd)
-    after = rundir.reset()  # bounded: wiped, moved aside (fallback) or recycle (bwrap)
-    if not all_gone:
-        after["recycle"] = True
+    # Bounded: wiped, moved aside (fallback) or recycle (bwrap). Never while any of the run's
+    # processes may still be alive: they could swap directories for symlinks under the wipe.
+    after = rundir.reset() if all_gone else {"recycle": True}
     note = ""
     if timed_out:
         note = f"TimeoutError: execution exceeded the wall-clock limit of {timeout_s:g} s"
@@ -167,6 +167,8 @@ def handle(req: dict, cfg: dict, rundir: RunDir) -> tuple[dict, bytes, bytes]:
             note = f"CPUTimeError: CPU time limit of {lim['cpu_time_s']} s exceeded"
         else:
             note = f"Killed by signal {signal.Signals(sig).name}"
+            if sig == signal.SIGSYS:
+                note += " (a system call the sandbox forbids)"
     else:
         code = os.waitstatus_to_exitcode(status)
     header = {
