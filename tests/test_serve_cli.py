@@ -49,26 +49,29 @@ def test_options_reach_the_app(monkeypatch, tmp_path):
     assert service.score_range == (0.0, 9.0) and service.judge.params.temperature == 0.5
 
 
+def _serve(args: list[str]):
+    port = free_port()
+    cmd = [sys.executable, "-m", "judgerl.cli.main", "serve", *args, "--port", str(port), "--log-level", "warning"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ))
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, proc.stdout.read().decode()
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.2)
+
+
 @pytest.mark.server
 def test_judgerl_serve_process_end_to_end(tmp_path):
     script = tmp_path / "out.jsonl"
     script.write_text(json.dumps("<think>x</think><verdict>B</verdict>") + "\n")
-    port = free_port()
-    cmd = [sys.executable, "-m", "judgerl.cli.main", "serve", "--model", f"scripted/{script}", "--protocol", "pav",
-           "--port", str(port), "--log-level", "warning"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ))
+    proc, url = _serve(["--model", f"scripted/{script}", "--protocol", "pav"])
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stdout.read().decode()
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.2)
         r = httpx.post(f"{url}/v1/judge/pairwise", json={"prompt": "q", "response_a": "a", "response_b": "b"})
         assert r.status_code == 200 and r.json()["verdict"] == "B"
         r = httpx.post(f"{url}/v1/rewards", json={"items": [{"prompt": "q", "response": "a", "reference": "b"}]})
@@ -76,3 +79,39 @@ def test_judgerl_serve_process_end_to_end(tmp_path):
     finally:
         proc.terminate()
         proc.wait(15)
+
+
+@pytest.mark.server
+def test_judgerl_serve_with_python_tools_and_listwise(tmp_path):
+    """`judgerl serve --tools python --protocol pav`: the judge's code runs in the sandbox and its
+    output comes back in the trajectory; a listwise protocol is served too."""
+    script = tmp_path / "tir.jsonl"
+    script.write_text(json.dumps("<think>check</think>\n```python\nprint(6 * 7)\n```\n<verdict>A</verdict>") + "\n")
+    args = ["--model", f"scripted/{script}", "--protocol", "pav", "--tools", "python", "--max-tool-rounds", "1"]
+    proc, url = _serve(args + (["--unsafe-sandbox"] if not _bwrap() else []))
+    try:
+        r = httpx.post(f"{url}/v1/judge/pairwise", json={"prompt": "6*7?", "response_a": "42", "response_b": "41"},
+                       timeout=60)
+        body = r.json()
+        assert r.status_code == 200 and body["verdict"] == "A" and body["valid"]
+        assert "```output\n42\n```" in body["raw"]
+        health = httpx.get(f"{url}/health").json()
+        assert health["judge"]["tools"] == "python" and health["judge"]["max_tool_rounds"] == 1
+    finally:
+        proc.terminate()
+        proc.wait(15)
+    lw = tmp_path / "lw.jsonl"
+    lw.write_text(json.dumps("<think>x</think><best>2</best>") + "\n")
+    proc, url = _serve(["--model", f"scripted/{lw}", "--protocol", "listwise"])
+    try:
+        body = httpx.post(f"{url}/v1/judge/listwise", json={"prompt": "q", "responses": ["a", "b", "c"]}).json()
+        assert body["best"] == 1 and body["ranking"] == [1] and body["valid"]
+    finally:
+        proc.terminate()
+        proc.wait(15)
+
+
+def _bwrap() -> bool:
+    from judgerl.tools import bwrap_available
+
+    return bwrap_available()

@@ -39,10 +39,7 @@ def open_sandbox(tools: bool, unsafe: bool) -> Any:
     from judgerl.tools import SandboxError, get_sandbox
 
     try:
-        try:
-            return get_sandbox(allow_unsafe=unsafe)
-        except TypeError:  # a sandbox API without the opt-in (older judgerl.tools)
-            return get_sandbox()
+        return get_sandbox(allow_unsafe=unsafe)
     except SandboxError as e:
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(2) from e
