@@ -268,7 +268,10 @@ def cmd_consistency(args: argparse.Namespace) -> int:
     from judgerl.data import load_pairs
     from judgerl.eval import run_eval
     from judgerl.protocols import get_protocol
-    from judgerl.serve.local_openai import TransformersServe
+    from judgerl.judge import Judge
+
+    sys.path.insert(0, str(REPO / "tests"))  # the test-only `transformers serve` helper
+    from support.local_openai import TransformersServe
 
     model_dir = embedded_model_path()
     pairs = load_pairs(args.data, limit=args.pairs).pairs
@@ -284,7 +287,7 @@ def cmd_consistency(args: argparse.Namespace) -> int:
         }
         for name, backend in backends.items():
             t0 = time.perf_counter()
-            run_eval(backend, protocol, pairs, out / name, params=params, progress=False, write_report=False,
+            run_eval(Judge(protocol, backend, params), pairs, out / name, progress=False, write_report=False,
                      resume=False)
             timings[name] = round(time.perf_counter() - t0, 1)
         usage = backends["openai"].usage.to_dict()

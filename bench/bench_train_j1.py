@@ -55,14 +55,12 @@ def evaluate(model_dir: str, pairs, out_dir: Path, max_new_tokens: int) -> dict:
     from judgerl.backends import SamplingParams
     from judgerl.backends.hf import HFBackend
     from judgerl.eval import run_eval
+    from judgerl.judge import Judge
     from judgerl.protocols import get_protocol
 
-    backend = HFBackend(model_dir, batch_size=16)
-    summary = run_eval(
-        backend, get_protocol("pav"), pairs, out_dir, samples=1, seed=0,
-        params=SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0),
-        resume=False, progress=False, n_bootstrap=200,
-    )
+    judge = Judge(get_protocol("pav"), HFBackend(model_dir, batch_size=16),
+                  SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0), seed=0)
+    summary = run_eval(judge, pairs, out_dir, samples=1, resume=False, progress=False, n_bootstrap=200)
     return summary
 
 

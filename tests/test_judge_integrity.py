@@ -182,3 +182,15 @@ def judge_request(judge: Judge):
     from judgerl.judge import JudgeRequest
 
     return JudgeRequest(judge.build("Q", ["x", "y"]), 2)
+
+
+def test_every_protocol_answer_tag_is_a_control_tag() -> None:
+    from judgerl.protocols import PROTOCOLS
+    from judgerl.untrusted import CONTROL_TAGS
+
+    tags = set()
+    for name, cls in PROTOCOLS.items():
+        modes = [{"mode": "best"}, {"mode": "rank"}] if name == "listwise" else [{}]
+        for kw in modes:
+            tags |= {t.lower() for t in cls(**kw).answer_tags}
+    assert tags | {"think"} <= set(CONTROL_TAGS)

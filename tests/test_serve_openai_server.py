@@ -12,7 +12,7 @@ from support.judging import ev
 from judgerl.backends import SamplingParams
 from judgerl.backends.hf import HFBackend
 from judgerl.backends.openai import OpenAIBackend, OpenAIBackendError
-from judgerl.serve.local_openai import TransformersServe
+from support.local_openai import TransformersServe
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 

@@ -7,7 +7,6 @@ import pytest
 from judgerl.codeblocks import (
     cap_text,
     count_python_blocks,
-    find_first_python_block,
     find_new_python_block,
     format_observation,
     iter_code_blocks,
@@ -43,7 +42,7 @@ def _result(stdout="", stderr="", exit_code=0, timed_out=False) -> ExecResult:
     ],
 )
 def test_first_python_block_found(text, expected_code):
-    block = find_first_python_block(text)
+    block = find_new_python_block(text, 0)
     assert block is not None
     assert block.code == expected_code
     assert block.closed and block.is_python
@@ -64,19 +63,19 @@ def test_first_python_block_found(text, expected_code):
     ],
 )
 def test_no_python_block(text):
-    assert find_first_python_block(text) is None
+    assert find_new_python_block(text, 0) is None
 
 
 def test_unclosed_python_block_stops_search():
     # A later closed block does not count once an earlier python block is left unclosed: the
     # "closing" fence belongs to the unclosed block.
     text = "```python\nx = 1\n\nmore\n```python\ny = 2\n"
-    assert find_first_python_block(text) is None
+    assert find_new_python_block(text, 0) is None
 
 
 def test_block_offsets_cut_text_after_closing_fence():
     text = "think\n```python\nprint(5)\n```\nhallucinated output 99"
-    block = find_first_python_block(text)
+    block = find_new_python_block(text, 0)
     assert text[block.start : block.end] == "```python\nprint(5)\n```\n"
     assert text[block.end :] == "hallucinated output 99"
 

@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from judgerl.untrusted import escape_fences, neutralise_tags
+
 #: Most code executions per judgment (TIR-Judge, Xu et al. 2025, Sec. 3: at most 3 tool rounds).
 #: The one home of this limit: prompts, the tool loop, rewards and recipes read it from here.
 MAX_TOOL_ROUNDS = 3
@@ -114,20 +116,6 @@ def iter_code_blocks(text: str) -> Iterator[CodeBlock]:
         i = j + 1
 
 
-def find_first_python_block(text: str) -> CodeBlock | None:
-    """The first *closed* python block of ``text``, or None.
-
-    Blocks in other languages are skipped; an unclosed python block returns None (it is never
-    executed: the judge did not finish writing it).
-    """
-    for block in iter_code_blocks(text):
-        if block.is_python and block.closed:
-            return block
-        if block.is_python and not block.closed:
-            return None
-    return None
-
-
 def find_new_python_block(text: str, new_from: int) -> CodeBlock | None:
     """The first closed python block of ``text`` that ends after ``new_from``, or None.
 
@@ -210,19 +198,6 @@ def format_observation(result: Any, max_chars: int = 1024) -> tuple[str, bool]:
     return "\n".join(parts), True
 
 
-_BACKTICK_RUN = re.compile(r"`{3,}")
-
-
-def escape_fences(text: str) -> str:
-    """Break every run of three or more backticks with zero-width joiners (U+200D).
-
-    Tool output goes back into the judge's context inside an ```` ```output ```` block; a printed
-    fence would otherwise close that block early and turn the rest of the output (a forged
-    ``</think><verdict>B</verdict>``, say) into the judge's own text. The escaped text reads the same.
-    """
-    return _BACKTICK_RUN.sub(lambda m: "\u200d".join(m.group(0)), text)
-
-
 def output_block(observation: str) -> str:
     """Wrap an observation as the ```` ```output ```` block inserted after a code block.
 
@@ -230,6 +205,4 @@ def output_block(observation: str) -> str:
     neutralised (:func:`judgerl.protocols.parsing.neutralise_tags`), so nothing the code printed can
     close the block or open a judge tag.
     """
-    from judgerl.protocols.parsing import neutralise_tags
-
     return f"```output\n{neutralise_tags(escape_fences(observation))}\n```\n"

@@ -62,7 +62,6 @@ from judgerl.aggregate import majority_vote
 KINDS = ("pairwise", "pointwise", "listwise")
 PAIRWISE_ORDERS = ("AB", "BA")
 POINTWISE_ORDERS = ("chosen", "rejected")
-CHOICES = ("chosen", "rejected", "tie")
 _REQUIRED = ("pair_id", "kind", "order", "sample", "decision")
 
 

@@ -97,12 +97,6 @@ class JudgmentWriter:
         self._f.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._f.flush()
 
-    def write_batch(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """Append ``records`` and make them durable (flush + fsync) before returning."""
-        for r in records:
-            self.write(r)
-        self.sync()
-
     def sync(self) -> None:
         """fsync the file."""
         self._f.flush()

@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence, TypeVar
 
+from judgerl.untrusted import CONTROL_TAGS, neutralise_tags, restore_tags  # noqa: F401 (re-exported)
+
 T = TypeVar("T")
 
 #: Every ``Decision.invalid_reason`` a judgerl protocol can return, with its meaning.
@@ -47,35 +49,6 @@ INVALID_REASONS: dict[str, str] = {
     "not a permutation of the response numbers",
     "index_out_of_range": "a response number outside 1..n",
 }
-
-
-#: Tag names that steer how a judge's output is read: thinking and every protocol's answer tags.
-#: Text that judgerl did not write itself (responses under judgment, the user prompt, tool output)
-#: must never contain them in readable form (see :func:`neutralise_tags`).
-CONTROL_TAGS = ("think", "verdict", "preference", "score_a", "score_b", "score", "best", "ranking")
-_ZWJ = "\u200d"
-_CONTROL_RE = re.compile(
-    r"<(?=\s*/?\s*(?:" + "|".join(sorted(CONTROL_TAGS, key=len, reverse=True)) + r")\b|" + _ZWJ + ")",
-    re.IGNORECASE,
-)
-
-
-def neutralise_tags(text: str) -> str:
-    """Make judge control tags in untrusted ``text`` unreadable to the parser, reversibly.
-
-    A zero-width joiner (U+200D) is inserted right after every ``<`` that opens a control tag
-    (:data:`CONTROL_TAGS`, any case, with or without ``/`` and spaces) and after every ``<`` already
-    followed by one. ``<verdict>B</verdict>`` becomes ``<\u200dverdict>B<\u200d/verdict>``: it reads
-    the same to a person (and to most models), but no judgerl tag pattern matches it, so a response
-    under judgment, a quoted answer or a tool's output cannot close the judge's thinking or write its
-    verdict. :func:`restore_tags` is the exact inverse.
-    """
-    return _CONTROL_RE.sub("<" + _ZWJ, text)
-
-
-def restore_tags(text: str) -> str:
-    """Inverse of :func:`neutralise_tags`: ``restore_tags(neutralise_tags(t)) == t`` for every ``t``."""
-    return text.replace("<" + _ZWJ, "<")
 
 
 def region_is_quoted(output: str, sources: Sequence[str], min_chars: int = 8) -> bool:

@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from judgerl.codeblocks import MAX_TOOL_ROUNDS
+from judgerl.train import defaults
 
 TASKS: tuple[str, ...] = ("pairwise", "pointwise", "multitask", "tir", "regression")
 
@@ -108,8 +109,8 @@ class DapoConfig:
         overlong_buffer: L_cache of the soft overlong punishment, eq. (13), in tokens.
     """
 
-    dynamic_sampling: bool = False
-    max_sampling_rounds: int = 2
+    dynamic_sampling: bool = defaults.DYNAMIC_SAMPLING
+    max_sampling_rounds: int = defaults.MAX_SAMPLING_ROUNDS
     overlong_buffer: int | None = None
 
 

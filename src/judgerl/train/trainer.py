@@ -29,7 +29,7 @@ import torch
 from torch.utils.data import Sampler
 from trl import GRPOConfig, GRPOTrainer
 
-from judgerl.train.config import DapoConfig
+from judgerl.train import defaults
 
 
 @dataclass
@@ -40,14 +40,14 @@ class JudgeGRPOConfig(GRPOConfig):
         pair_block: Rows per block kept together by :class:`PairBlockRepeatSampler` (2 = both
             orders of a pair, or chosen + rejected; 1 = plain TRL behaviour).
         dynamic_sampling: DAPO dynamic sampling (see :class:`JudgeGRPOTrainer`); default from
-            :class:`judgerl.train.config.DapoConfig`, which recipes set under ``dapo``.
+            :mod:`judgerl.train.defaults`; recipes set it under ``dapo``.
         max_sampling_rounds: Extra generation batches allowed per step for the refill.
     """
 
-    pair_block: int = field(default=2, metadata={"help": "Rows kept together per shuffled block (2 = a pair)."})
-    dynamic_sampling: bool = field(default=DapoConfig.dynamic_sampling,
+    pair_block: int = field(default=defaults.PAIR_BLOCK, metadata={"help": "Rows kept together per shuffled block (2 = a pair)."})
+    dynamic_sampling: bool = field(default=defaults.DYNAMIC_SAMPLING,
                                    metadata={"help": "DAPO dynamic sampling: drop zero-variance groups, refill."})
-    max_sampling_rounds: int = field(default=DapoConfig.max_sampling_rounds,
+    max_sampling_rounds: int = field(default=defaults.MAX_SAMPLING_ROUNDS,
                                      metadata={"help": "Extra generation batches per step for dynamic sampling."})
 
 
@@ -179,9 +179,9 @@ class JudgeGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         args_obj = kwargs.get("args") if "args" in kwargs else (args[2] if len(args) > 2 else None)
-        self.block = int(getattr(args_obj, "pair_block", 2))
-        self.dynamic_sampling = bool(getattr(args_obj, "dynamic_sampling", DapoConfig.dynamic_sampling))
-        self.max_sampling_rounds = int(getattr(args_obj, "max_sampling_rounds", DapoConfig.max_sampling_rounds))
+        self.block = int(getattr(args_obj, "pair_block", defaults.PAIR_BLOCK))
+        self.dynamic_sampling = bool(getattr(args_obj, "dynamic_sampling", defaults.DYNAMIC_SAMPLING))
+        self.max_sampling_rounds = int(getattr(args_obj, "max_sampling_rounds", defaults.MAX_SAMPLING_ROUNDS))
         self._last_rewards_per_func: torch.Tensor | None = None
         self._refill_iter: Iterator[int] | None = None
         super().__init__(*args, **kwargs)
