@@ -1,8 +1,9 @@
 """Worker process for :class:`judgerl.verify.math.MathVerifier` (``python -m judgerl.verify._mathworker``).
 
 Protocol: one JSON request per stdin line ``{"gold": str, "pred": str}``, one JSON reply per stdout
-line ``{"ok": true|false|null}`` or ``{"error": "Type: message"}``. Runs math-verify in this
-process's main thread, where its SIGALRM-based timeout (argument: seconds) is valid.
+line ``{"ok": true|false|null}`` or ``{"error": "Type: message"}``. Runs
+:func:`judgerl.verify.answers.equivalent` (math-verify's parser + exact sympy comparison) in this
+process's main thread, where math-verify's SIGALRM-based timeout (argument: seconds) is valid.
 """
 
 from __future__ import annotations
@@ -12,16 +13,25 @@ import sys
 
 
 def check(gold: str, pred: str, timeout: int) -> bool | None:
-    """True/False whether ``pred`` equals ``gold``; None when ``gold`` does not parse."""
-    from math_verify import parse, verify
+    """:func:`judgerl.verify.answers.equivalent` (True / False / None = undecided) for two final
+    answers, under math-verify's SIGALRM timeout of ``timeout`` seconds when run in the main thread.
 
-    gold_parsed = parse(gold, parsing_timeout=timeout)
-    if not gold_parsed:
-        return None
-    pred_parsed = parse(pred, parsing_timeout=timeout)
-    if not pred_parsed:
-        return False
-    return bool(verify(gold_parsed, pred_parsed, timeout_seconds=timeout))
+    Raises:
+        TimeoutError: the comparison took longer than ``timeout`` seconds.
+    """
+    import threading
+
+    from math_verify.errors import TimeoutException
+    from math_verify.utils import timeout as with_timeout
+
+    from judgerl.verify.answers import equivalent
+
+    if threading.current_thread() is not threading.main_thread():
+        return equivalent(gold, pred)  # signals work only in the main thread; the parent's deadline holds
+    try:
+        return with_timeout(timeout_seconds=timeout)(equivalent)(gold, pred)
+    except TimeoutException:  # a BaseException: turn it into an ordinary error reply
+        raise TimeoutError(f"comparison took longer than {timeout} s") from None
 
 
 def main() -> None:  # pragma: no cover - exercised through MathVerifier in a child process
@@ -29,7 +39,9 @@ def main() -> None:  # pragma: no cover - exercised through MathVerifier in a ch
 
     logging.disable(logging.WARNING)  # math-verify logs parse failures; the parent reports results
     timeout = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    import math_verify  # noqa: F401  (import before answering the first request)
+    from judgerl.verify.mathexpr import to_sympy
+
+    to_sympy("1")  # import sympy and math-verify's LaTeX parser before the first request
 
     for line in sys.stdin:
         try:

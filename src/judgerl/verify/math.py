@@ -8,8 +8,10 @@ a pipe with its own deadline. A worker that misses the deadline (e.g. stuck in s
 replaced, so one pathological answer never blocks the caller or leaks CPU.
 
 The final answer of a solution is found first (:func:`extract_final_answer`: ``\\boxed{…}``,
-GSM8K's ``#### N`` and ``A: N``, "the answer is N"), then the two answers are compared with
-``math_verify.verify(parse(gold), parse(pred))``.
+GSM8K's ``#### N`` and ``A: N``, "the answer is N"), then the two answers are compared by
+:func:`judgerl.verify.answers.equivalent` in the worker: math-verify's LaTeX parser, exact sympy
+comparison, None when unsure (extraction and equivalence live in :mod:`judgerl.verify.answers`;
+this module re-exports :func:`extract_final_answer` and :func:`strip_calculator_annotations`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import json
 import logging
 import math
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -26,6 +27,7 @@ import time
 import weakref
 from typing import Iterable
 
+from judgerl.verify.answers import extract_final_answer, strip_calculator_annotations  # re-exported
 from judgerl.workers import PoolClosedError, WorkerPool, kill_process, wait_readable
 
 logger = logging.getLogger(__name__)
@@ -33,42 +35,6 @@ logger = logging.getLogger(__name__)
 #: Seconds a fresh worker may take to start and answer its warm-up request (importing math-verify
 #: and sympy); never counted against a check's ``timeout_s``.
 _STARTUP_S = 60.0
-
-_BOXED = re.compile(r"\\boxed\s*\{")
-_HASHES = re.compile(r"^\s*####\s*(.+?)\s*$", re.MULTILINE)
-_A_LINE = re.compile(r"^\s*A:\s*(.+?)\s*$", re.MULTILINE)
-_ANSWER_IS = re.compile(r"(?:final answer|the answer)\s*(?:is|:)\s*\$?\s*([^\n]+?)\s*(?:\.\s*)?$", re.I | re.M)
-
-
-def _last_boxed(text: str) -> str | None:
-    """The last ``\\boxed{…}`` of ``text`` with balanced braces, as written, or None."""
-    matches = list(_BOXED.finditer(text))
-    for m in reversed(matches):
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        if depth == 0:
-            return text[m.start() : i]
-    return None
-
-
-def extract_final_answer(text: str) -> str | None:
-    """The final answer written in a solution, or None when it states none.
-
-    Looks, in order, for the last ``\\boxed{…}``, the last GSM8K ``#### N`` line, the last GSM8K
-    model-solution ``A: N`` line, and the last "the answer is N" / "final answer: N". Nothing is
-    guessed from bare numbers: a solution that never states its answer has none.
-    """
-    boxed = _last_boxed(text)
-    if boxed is not None:
-        return boxed
-    for pattern in (_HASHES, _A_LINE, _ANSWER_IS):
-        found = pattern.findall(text)
-        if found and found[-1].strip():
-            return found[-1].strip()
-    return None
-
 
 # ---------------------------------------------------------------------------------------------
 # worker processes: `python -m judgerl.verify._mathworker` speaking JSON lines over pipes.
@@ -269,11 +235,6 @@ def answers_match(gold: str, pred: str, verifier: MathVerifier | None = None) ->
     if pred_ans is None:
         return False
     return (verifier or default_verifier()).equivalent(gold_ans, pred_ans)
-
-
-def strip_calculator_annotations(text: str) -> str:
-    """Remove GSM8K calculator annotations ``<<48/2=24>>`` from a solution."""
-    return re.sub(r"<<[^<>]*>>", "", text)
 
 
 __all__ = [

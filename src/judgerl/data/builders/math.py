@@ -9,7 +9,9 @@ Whitehouse et al., 2025, Sec. 3: "verifiable prompts: chosen matches the gold an
 Correctness is **re-verified**: each solution's final answer is compared to the ground truth's with
 math-verify (:mod:`judgerl.verify.math`, thread-safe timeout) instead of trusting ``is_correct``;
 disagreements are counted and listed in the :class:`MathBuildReport`, and the verified label wins.
-A solution whose check is undecided (timeout, unparseable gold) is left out.
+A solution whose check is undecided (None: an ambiguous or unparseable answer, a timeout; see
+:func:`judgerl.verify.answers.equivalent`) is left out, and so is every pair it would be part of:
+those are counted (``undecided`` solutions, ``undecided_pairs``) and listed, never guessed.
 """
 
 from __future__ import annotations
@@ -39,7 +41,11 @@ class MathBuildReport:
         n_questions: Records read.
         n_questions_with_pairs: Questions with >= 1 verified-correct and >= 1 verified-wrong solution.
         n_solutions: Model solutions seen.
-        n_undecided: Solutions left out because the equivalence check was undecided.
+        n_undecided: Solutions left out because the equivalence check was undecided (None).
+        n_undecided_pairs: Candidate pairs dropped for that reason: pairs of two solutions of one
+            question with different texts, at least one of them undecided (its label unknown,
+            the pair's direction and even its existence are unknown).
+        undecided: One dict per undecided solution: ``{"id", "solution_key", "answer", "gold"}``.
         disagreements: One dict per solution where math-verify disagrees with ``is_correct``:
             ``{"id", "solution_key", "is_correct", "verified", "answer", "gold"}``.
         n_pairs_by_is_correct: Pairs the file's own ``is_correct`` labels would give (before
@@ -51,6 +57,8 @@ class MathBuildReport:
     n_questions_with_pairs: int = 0
     n_solutions: int = 0
     n_undecided: int = 0
+    n_undecided_pairs: int = 0
+    undecided: list[dict[str, Any]] = field(default_factory=list)
     disagreements: list[dict[str, Any]] = field(default_factory=list)
     n_pairs_by_is_correct: int = 0
 
@@ -61,6 +69,7 @@ class MathBuildReport:
             "questions_with_pairs": self.n_questions_with_pairs,
             "solutions": self.n_solutions,
             "undecided": self.n_undecided,
+            "undecided_pairs": self.n_undecided_pairs,
             "disagreements": len(self.disagreements),
             "pairs": len(self.pairs),
             "pairs_by_is_correct": self.n_pairs_by_is_correct,
@@ -140,8 +149,13 @@ def build_math_pairs_report(
             ver.close()
     if report.disagreements:
         logger.warning(
-            "%s: math-verify disagrees with is_correct on %d of %d solutions (verified label used)",
+            "%s: the answer check disagrees with is_correct on %d of %d solutions (verified label used)",
             path, len(report.disagreements), report.n_solutions,
+        )
+    if report.n_undecided:
+        logger.warning(
+            "%s: %d of %d solutions undecided (ambiguous answer or timeout); left out with %d candidate pairs",
+            path, report.n_undecided, report.n_solutions, report.n_undecided_pairs,
         )
     return report
 
@@ -164,23 +178,27 @@ def _add_question(
     qid = f"{SOURCE}-{index}"
     correct: list[tuple[str, str, str | None]] = []
     wrong: list[tuple[str, str, str | None]] = []
+    undecided_texts: list[str] = []
     n_correct_flag = 0
     for key, sol in sols.items():
         report.n_solutions += 1
         n_correct_flag += sol["is_correct"]
         answer = extract_final_answer(sol["solution"])
         verified = False if answer is None else ver.equivalent(gold, answer)
+        text = strip_calculator_annotations(sol["solution"]) if strip_annotations else sol["solution"]
         if verified is None:
             report.n_undecided += 1
+            report.undecided.append({"id": qid, "solution_key": key, "answer": answer, "gold": gold})
+            undecided_texts.append(text.strip())
             continue
         if verified != sol["is_correct"]:
             report.disagreements.append({
                 "id": qid, "solution_key": key, "is_correct": sol["is_correct"],
                 "verified": verified, "answer": answer, "gold": gold,
             })
-        text = strip_calculator_annotations(sol["solution"]) if strip_annotations else sol["solution"]
         (correct if verified else wrong).append((key, text.strip(), answer))
     report.n_pairs_by_is_correct += n_correct_flag * (len(sols) - n_correct_flag)
+    report.n_undecided_pairs += _count_undecided_pairs(undecided_texts, [c[1] for c in correct + wrong])
     # Identical texts from two models would give duplicate pairs: keep the first of each.
     seen: set[tuple[str, str]] = set()
     unique = []
@@ -205,6 +223,13 @@ def _add_question(
             meta={"question_index": index, "chosen_model": ck, "rejected_model": rk,
                   "chosen_answer": cans, "rejected_answer": rans, "gold_answer": gold},
         ))
+
+
+def _count_undecided_pairs(undecided: list[str], decided: list[str]) -> int:
+    """Distinct-text pairs of one question's solutions with at least one undecided member."""
+    pairs = {frozenset((u, d)) for u in undecided for d in decided if u != d}
+    pairs |= {frozenset((a, b)) for i, a in enumerate(undecided) for b in undecided[i + 1 :] if a != b}
+    return len(pairs)
 
 
 def build_math_pairs(
