@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
+from judgerl.verify import _answer_latex as L
 from judgerl.verify import _answer_text as T
 
 logger = logging.getLogger(__name__)
@@ -169,16 +170,16 @@ def normalize_answer(answer: str) -> Answer:
     if T.COMMA_DIGITS.fullmatch(s):
         raise UndecidableAnswer(answer, "comma between digits (decimal comma or a list?)")
     try:
-        latex, decimals = T.to_parser_latex(s)
+        latex, decimals = L.to_parser_latex(s)
     except ValueError as e:
         raise UndecidableAnswer(answer, str(e)) from None
-    union = T.split_top(latex, r"\cup")
+    union = L.split_top(latex, r"\cup")
     if len(union) > 1:
-        parts = [T.bracketed(part) for part in union]
+        parts = [L.bracketed(part) for part in union]
         if any(p is None or len(p[1]) != 2 for p in parts):
             raise UndecidableAnswer(answer, "a union of something other than intervals")
         return Answer(answer, "union", text=latex, items=tuple(union), decimals=decimals, **common)
-    tup = T.bracketed(latex)
+    tup = L.bracketed(latex)
     if tup is not None:
         return Answer(answer, "tuple", text=latex, brackets=tup[0], items=tuple(tup[1]), decimals=decimals, **common)
     return Answer(answer, "expr", text=latex, decimals=decimals, **common)
@@ -294,7 +295,7 @@ def _value(a: Answer) -> Any:
         return sympy.Rational(a.number.numerator, a.number.denominator) * a.scale
     if a.kind == "union":
         parts = [_tuple_interval(Answer(a.raw, "tuple", brackets=b, items=tuple(i)))
-                 for b, i in (T.bracketed(x) or ("", []) for x in a.items)]
+                 for b, i in (L.bracketed(x) or ("", []) for x in a.items)]
         if any(x is None for x in parts):
             raise ValueError("reversed or open-ended interval in a union")
         return sympy.Union(*parts)
