@@ -93,6 +93,61 @@ def test_format_specific_bad_fields(tmp_path: Path) -> None:
         load_pairs(_jsonl(tmp_path / "c.jsonl", [canon]))
 
 
+@pytest.mark.parametrize(
+    ("name", "record", "reason"),
+    [
+        (
+            "natural.jsonl",
+            {"input": "q", "output_1": "a", "output_2": "b", "label": True},
+            "must be one of 1, 2, got true (a JSON boolean is not a label)",
+        ),
+        (
+            "autoj.jsonl",
+            {"scenario": "s", "prompt": "p", "response 1": "a", "response 2": "b", "label": False},
+            "must be one of 0, 1, 2, got false (a JSON boolean is not a label)",
+        ),
+    ],
+)
+def test_boolean_labels_are_not_read_as_1_or_0(tmp_path: Path, name: str, record: dict, reason: str) -> None:
+    # Python's True == 1 once made LLMBar/Auto-J files with boolean labels load as labels 1 / 0.
+    good = {**record, "label": 1}
+    path = _jsonl(tmp_path / name, [good, record])
+    with pytest.raises(DataFormatError) as info:
+        load_pairs(path)
+    assert (info.value.location, info.value.field, info.value.reason) == ("line 2", "label", reason)
+    result = load_pairs(path, skip_invalid=True)
+    assert (len(result.pairs), result.n_skipped) == (1, 1)
+
+
+def test_bad_first_record_does_not_break_detection(tmp_path: Path) -> None:
+    # The first record lacks 'label', so it fits no format; the next ones decide (llmbar), and the
+    # bad record is then reported with its field, or skipped, like any other.
+    good = {"input": "q", "output_1": "a", "output_2": "b", "label": 2}
+    bad = {"input": "q", "output_1": "a", "output_2": "b"}
+    path = _jsonl(tmp_path / "natural.jsonl", [bad, good, good])
+    assert detect_format(path) == "llmbar"
+    with pytest.raises(DataFormatError) as info:
+        load_pairs(path)
+    assert (info.value.location, info.value.field, info.value.reason) == ("line 1", "label", "is missing")
+    result = load_pairs(path, skip_invalid=True)
+    assert (result.format, len(result.pairs), result.n_skipped) == ("llmbar", 2, 1)
+    assert result.errors == [f"{path} line 1: field 'label' is missing"]
+
+
+def test_detection_votes_and_reports_ties(tmp_path: Path) -> None:
+    llmbar = {"input": "q", "output_1": "a", "output_2": "b", "label": 1}
+    rb = {"prompt": "p", "chosen": "c", "rejected": "r"}
+    path = _jsonl(tmp_path / "mixed.jsonl", [rb, llmbar, llmbar])
+    assert detect_format(path) == "llmbar"  # 2 votes against 1
+    tie = _jsonl(tmp_path / "tie.jsonl", [rb, llmbar])
+    with pytest.raises(DataFormatError, match=r"fit several formats \(llmbar, rewardbench\)"):
+        detect_format(tie)
+    nothing = _jsonl(tmp_path / "q.jsonl", [{"question": "q"}, {"question": "r"}, {"question": "s"}])
+    with pytest.raises(DataFormatError, match=r"match no known format \(nor do the 2 records after it\)") as info:
+        detect_format(nothing)
+    assert info.value.location == "line 1"
+
+
 def test_generic_errors_name_the_record_field(tmp_path: Path) -> None:
     recs = [
         {"q": "x", "good": "a", "bad": "b", "score": 3},

@@ -11,7 +11,8 @@ import pytest
 from judgerl.data import detect_format, load_pairs
 from judgerl.data.formats.hh_rlhf import render_dialogue, split_transcripts
 from judgerl.data.formats.pandalm import majority_vote
-from judgerl.data.formats.rmbench import style_subset
+from judgerl.data.formats.rmbench import style_difficulty
+from judgerl.data.loaders import IDENTICAL_KEY
 from judgerl.types import PreferencePair
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
@@ -38,6 +39,7 @@ def test_llmbar_real_files(shared_data: Path, name: str, n: int, n_second: int) 
     assert {p.source for p in result.pairs} == {f"llmbar/{stem}"}
     assert sum(p.meta["chosen_position"] == 2 for p in result.pairs) == n_second
     assert _unique_ids(result.pairs) and result.pairs[0].id == f"{stem}-0"
+    assert result.n_identical == 0  # no pair repeats one response (checked: none, even ignoring whitespace)
     for pair, rec in zip(result.pairs, raw, strict=True):
         winner, loser = ("output_1", "output_2") if str(rec["label"]) == "1" else ("output_2", "output_1")
         assert (pair.prompt, pair.chosen, pair.rejected) == (rec["input"], rec[winner], rec[loser])
@@ -50,6 +52,7 @@ def test_pandalm_real_file(shared_data: Path) -> None:
     assert result.format == "pandalm"
     assert (result.n_records, len(result.pairs), result.n_ties) == (999, 999, 105)
     assert _unique_ids(result.pairs)
+    assert result.n_identical == 0 and result.summary()["identical"] == 0
     by_id = {p.id: p for p in result.pairs}
     for rec in raw:
         pair = by_id[str(rec["idx"])]
@@ -161,25 +164,79 @@ def test_judgebench_tie_label(tmp_path: Path) -> None:
 def test_rmbench_fixture_style_matrix() -> None:
     result = load_pairs(FIXTURES / "rmbench.json")
     assert (result.n_records, len(result.pairs)) == (2, 18)
-    counts = Counter(p.source for p in result.pairs)
-    assert counts == {f"rmbench/{d}/{s}": 3 for d in ("chat", "math") for s in ("hard", "normal", "easy")}
+    assert Counter(p.source for p in result.pairs) == {"rmbench/chat": 9, "rmbench/math": 9}
+    counts = Counter((p.meta["domain"], p.meta["difficulty"]) for p in result.pairs)
+    assert counts == {(d, s): 3 for d in ("chat", "math") for s in ("hard", "normal", "easy")}
+    assert not any("subset" in p.meta for p in result.pairs)  # the fixture's records have none
     raw = json.loads((FIXTURES / "rmbench.json").read_text())
     for pair in result.pairs:
         i, j = pair.meta["chosen_style"], pair.meta["rejected_style"]
         rec = raw[0] if pair.meta["record_id"] == "chat-17" else raw[1]
         assert (pair.chosen, pair.rejected) == (rec["chosen"][i], rec["rejected"][j])
         assert pair.id == f"{rec['id']}-c{i}r{j}"
-        assert pair.meta["subset"] == ("hard" if i < j else "normal" if i == j else "easy")
+        assert pair.meta["difficulty"] == ("hard" if i < j else "normal" if i == j else "easy")
     hard = next(p for p in result.pairs if p.id == "chat-17-c0r2")
     assert hard.chosen == "Mars is known as the Red Planet." and hard.rejected.startswith("**Jupiter**")
 
 
+def test_rmbench_keeps_the_files_own_subset_apart_from_difficulty(tmp_path: Path) -> None:
+    # RM-Bench safety files say whether the model should refuse or respond: that is the source;
+    # the style difficulty (hard/normal/easy) is kept separately.
+    def rec(rid: str, subset: str | None) -> dict:
+        r = {"id": rid, "domain": "safety-refuse", "prompt": "p", "chosen": ["a", "b"], "rejected": ["c", "d"]}
+        return r if subset is None else {**r, "subset": subset}
+
+    path = tmp_path / "rmbench_safety.jsonl"
+    records = [rec("1", "refusal"), rec("2", "should-respond"), rec("3", None)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = load_pairs(path)
+    assert result.format == "rmbench"
+    assert {s: c["pairs"] for s, c in result.by_source().items()} == {
+        "rmbench/safety-refuse": 4,
+        "rmbench/safety-refuse/refusal": 4,
+        "rmbench/safety-refuse/should-respond": 4,
+    }
+    first = next(p for p in result.pairs if p.id == "1-c0r1")
+    assert first.meta == {
+        "difficulty": "hard", "chosen_style": 0, "rejected_style": 1, "record_id": "1",
+        "domain": "safety-refuse", "subset": "refusal",
+    }
+
+
 @pytest.mark.parametrize(
-    ("i", "j", "subset"),
+    ("i", "j", "difficulty"),
     [(0, 1, "hard"), (0, 2, "hard"), (1, 2, "hard"), (1, 1, "normal"), (2, 0, "easy"), (2, 1, "easy")],
 )
-def test_rmbench_style_subset(i: int, j: int, subset: str) -> None:
-    assert style_subset(i, j) == subset
+def test_rmbench_style_difficulty(i: int, j: int, difficulty: str) -> None:
+    assert style_difficulty(i, j) == difficulty
+
+
+def test_identical_responses_are_counted_marked_and_warned(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    recs = [
+        {"input": "q0", "output_1": "Same answer.", "output_2": "Same answer.", "label": 1},
+        {"input": "q1", "output_1": "a", "output_2": "b", "label": 2},
+        {"input": "q2", "output_1": "Same\n answer.", "output_2": "Same answer. ", "label": 2},  # whitespace only
+    ]
+    path = tmp_path / "natural.json"
+    path.write_text(json.dumps(recs))
+    result = load_pairs(path)
+    assert (result.n_identical, result.identical_ids) == (2, ["natural-0", "natural-2"])
+    assert [p.meta.get(IDENTICAL_KEY, False) for p in result.pairs] == [True, False, True]
+    assert IDENTICAL_KEY == "identical_responses"
+    assert result.summary()["identical"] == 2
+    assert result.by_source() == {"llmbar/natural": {"pairs": 3, "ties": 0, "identical": 2}}
+    assert "2 non-tie pair(s) have identical responses" in caplog.text and "natural-0, natural-2" in caplog.text
+
+
+def test_identical_responses_in_a_tie_are_not_flagged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    rec = {"scenario": "s", "prompt": "p", "response 1": "same", "response 2": "same", "label": 2}
+    path = tmp_path / "autoj.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    result = load_pairs(path)
+    assert result.pairs[0].tie and result.n_identical == 0 and IDENTICAL_KEY not in result.pairs[0].meta
+    assert "identical" not in caplog.text
 
 
 def test_autoj_fixture_labels_and_tie() -> None:

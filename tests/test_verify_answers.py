@@ -200,6 +200,12 @@ EQUIVALENCE_TABLE = [
     ("\\sqrt{2}+\\sqrt{3}", "\\sqrt{5+2\\sqrt{6}}", True),
     ("\\{5\\}", "5", True),
     ("5", "05", True),
+    ("ab", "ba", None),  # text, or the product of a and b?
+    ("yes", "no", False),
+    ("(1,2)", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", None),  # a point, an interval or a vector?
+    ("\\frac12", "\u00bd", True),
+    ("1.5", "1\u00bd", True),
+    ("5", "\\boxed{" * 2000 + "5", None),  # too long
 ]
 
 
@@ -247,6 +253,27 @@ def test_table_is_large_and_symmetric() -> None:
 )
 def test_extract_final_answer(text: str, expected: str | None) -> None:
     assert extract_final_answer(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\\boxed{" * 200_000 + "\\boxed{5}", "5"),  # unbalanced boxes: brace matching must be one pass
+        ("#### 7" + " " * 100_000 + "x", "7" + " " * 100_000 + "x"),  # lazy regex before spaces
+        ("The answer is " + "$" * 200_000, "$" * 200_000),  # too long to compare: returned as is
+        ("the answer is 5. " * 50_000, "5"),
+    ],
+    ids=["boxes", "spaces", "dollars", "repeats"],
+)
+def test_extraction_is_linear_on_adversarial_text(text: str, expected: str) -> None:
+    import time
+
+    start = time.monotonic()
+    answer = extract_final_answer(text)
+    verdict = equivalent("5", answer or "")
+    assert time.monotonic() - start < 2.0
+    assert answer == expected
+    assert verdict is (True if answer == "5" else None)  # a 100,000-character answer is undecidable
 
 
 def test_strip_calculator_annotations() -> None:

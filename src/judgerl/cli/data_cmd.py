@@ -41,7 +41,7 @@ def parse_field_options(fields: list[str] | None) -> dict[str, str] | None:
 
 _FORMAT_HELP = (
     "Format name: llmbar, pandalm, judgebench, rmbench, autoj, rewardbench, hh-rlhf, generic, judgerl. "
-    "Default: detect from the first record."
+    "Default: detect from the first records."
 )
 _FIELD_HELP = (
     "Field mapping for the generic format, CANONICAL=RECORD_FIELD, repeatable: prompt=…, chosen=…, "
@@ -62,7 +62,7 @@ def inspect_command(
         int, typer.Option("--show-errors", min=0, help="With --skip-invalid: skip reasons to print.")
     ] = 5,
 ) -> None:
-    """Say which format PATH is and count its records, pairs, ties and sources."""
+    """Say which format PATH is and count its records, pairs, ties, identical-response pairs and sources."""
     from judgerl.data import DataFormatError, load_pairs
 
     field_map = parse_field_options(field)
@@ -87,18 +87,28 @@ def _print_summary(summary: dict, errors: list[str]) -> None:
 
     console = Console(soft_wrap=True)
     how = "detected" if summary["detected"] else "given"
-    console.print(f"[bold]file[/bold]     {escape(summary['path'])}", highlight=False)
-    console.print(f"[bold]format[/bold]   {summary['format']} ({how})", highlight=False)
-    console.print(f"[bold]records[/bold]  {summary['records']}", highlight=False)
-    console.print(f"[bold]pairs[/bold]    {summary['pairs']}", highlight=False)
-    console.print(f"[bold]ties[/bold]     {summary['ties']}", highlight=False)
-    console.print(f"[bold]skipped[/bold]  {summary['skipped']}", highlight=False)
+    identical = summary["identical"]
+    note = " (non-tie pairs with the same response twice: no judge can be position-consistent)"
+    rows = [
+        ("file", escape(summary["path"])),
+        ("format", f"{summary['format']} ({how})"),
+        ("records", summary["records"]),
+        ("pairs", summary["pairs"]),
+        ("ties", summary["ties"]),
+        ("identical", f"{identical}{note if identical else ''}"),
+        ("skipped", summary["skipped"]),
+    ]
+    for label, value in rows:
+        console.print(f"[bold]{label:<10}[/bold]{value}", highlight=False)
     table = Table(title="pairs by source", title_justify="left")
     table.add_column("source")
     table.add_column("pairs", justify="right")
     table.add_column("ties", justify="right")
+    table.add_column("identical", justify="right")
     for source, counts in summary["sources"].items():
-        table.add_row(escape(source) or "(none)", str(counts["pairs"]), str(counts["ties"]))
+        table.add_row(
+            escape(source) or "(none)", str(counts["pairs"]), str(counts["ties"]), str(counts["identical"])
+        )
     console.print(table)
     if errors:
         console.print(f"[bold]first {len(errors)} skipped record(s):[/bold]")

@@ -8,10 +8,11 @@ Files may be JSON arrays or JSON Lines, optionally gzipped.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,13 @@ from judgerl.data.formats.base import RecordContext, dataset_stem
 from judgerl.data.formats.generic import validate_field_map
 from judgerl.data.io import RawRecord, iter_records
 from judgerl.types import PreferencePair
+
+logger = logging.getLogger(__name__)
+
+#: Records format detection looks at (a bad first record must not decide the format).
+DETECT_RECORDS = 20
+#: ``meta`` key set to True on a non-tie pair whose two responses are the same text.
+IDENTICAL_KEY = "identical_responses"
 
 
 @dataclass
@@ -35,6 +43,9 @@ class LoadResult:
             per record, so ``len(pairs)`` may differ).
         n_skipped: Bad records skipped (only non-zero with ``skip_invalid=True``).
         errors: One message per skipped record, e.g. ``"x.jsonl line 3: field 'chosen' is missing"``.
+        identical_ids: Ids of the non-tie pairs whose two responses are the same text (compared
+            with runs of whitespace collapsed). They are kept, marked ``meta["identical_responses"]
+            = True``: no judge can be position-consistent on them, so metrics report them apart.
     """
 
     path: str
@@ -43,26 +54,34 @@ class LoadResult:
     n_records: int = 0
     n_skipped: int = 0
     errors: list[str] = field(default_factory=list)
+    identical_ids: list[str] = field(default_factory=list)
 
     @property
     def n_ties(self) -> int:
         """Number of pairs labelled as ties."""
         return sum(p.tie for p in self.pairs)
 
+    @property
+    def n_identical(self) -> int:
+        """Number of non-tie pairs whose two responses are identical (see ``identical_ids``)."""
+        return len(self.identical_ids)
+
     def by_source(self) -> dict[str, dict[str, int]]:
-        """``{source: {"pairs": n, "ties": t}}``, sources sorted by name."""
+        """``{source: {"pairs": n, "ties": t, "identical": i}}``, sources sorted by name."""
         pairs = Counter(p.source for p in self.pairs)
         ties = Counter(p.source for p in self.pairs if p.tie)
-        return {s: {"pairs": pairs[s], "ties": ties[s]} for s in sorted(pairs)}
+        same = Counter(p.source for p in self.pairs if p.meta.get(IDENTICAL_KEY))
+        return {s: {"pairs": pairs[s], "ties": ties[s], "identical": same[s]} for s in sorted(pairs)}
 
     def summary(self) -> dict[str, Any]:
-        """JSON-serialisable counts: path, format, records, pairs, ties, skipped, sources."""
+        """JSON-serialisable counts: path, format, records, pairs, ties, identical, skipped, sources."""
         return {
             "path": self.path,
             "format": self.format,
             "records": self.n_records,
             "pairs": len(self.pairs),
             "ties": self.n_ties,
+            "identical": self.n_identical,
             "skipped": self.n_skipped,
             "sources": self.by_source(),
         }
@@ -89,33 +108,48 @@ def _describe_formats() -> str:
     return "\n".join(f"  {name:<12} {f.description}" for name, f in FORMATS.items())
 
 
-def _first_object(path: str | Path, records: Iterator[RawRecord]) -> RawRecord:
+def _sample_objects(path: str | Path, records: Iterator[RawRecord], n: int) -> list[RawRecord]:
+    sample = []
     for raw in records:
         if raw.error is None and isinstance(raw.value, dict):
-            return raw
-    raise DataFormatError(path, None, None, "contains no JSON object records")
+            sample.append(raw)
+            if len(sample) == n:
+                break
+    if not sample:
+        raise DataFormatError(path, None, None, "contains no JSON object records")
+    return sample
 
 
 def detect_format(path: str | Path) -> str:
-    """Name of the format of ``path``, judged from the keys of its first record.
+    """Name of the format of ``path``, judged from the keys of its first records.
+
+    Each of the first :data:`DETECT_RECORDS` JSON-object records votes for the formats its keys
+    fit; the format with the most votes wins, so one bad record (say, a first record missing
+    ``label``) does not decide the format: it is then reported, or skipped with
+    ``skip_invalid``, like any other bad record.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
-        DataFormatError: no record, or the first record's keys fit no format or several; the
-            message lists the keys found and every known format with its fields. (``generic``
-            is never detected: name it, or pass a field map.)
+        DataFormatError: no record; no sampled record fits a format; or several formats tie
+            for the most votes. The message lists the first record's keys and every known
+            format with its fields. (``generic`` is never detected: name it, or pass a field map.)
     """
     with closing(iter_records(path)) as records:
-        first = _first_object(path, records)
-    found = _formats_matching(first.value)
-    if len(found) == 1:
-        return found[0]
+        sample = _sample_objects(path, records, DETECT_RECORDS)
+    votes = Counter(name for raw in sample for name in _formats_matching(raw.value))
+    first = sample[0]
     keys = ", ".join(repr(k) for k in list(first.value)[:12])
-    if found:
+    if votes:
+        top = max(votes.values())
+        found = [name for name in FORMATS if votes.get(name) == top]
+        if len(found) == 1:
+            return found[0]
         reason = f"record keys [{keys}] fit several formats ({', '.join(found)}); name one with format="
     else:
+        rest = len(sample) - 1
+        scope = f" (nor do the {rest} records after it)" if rest > 1 else " (nor does the next one)" if rest else ""
         reason = (
-            f"record keys [{keys}] match no known format; name one with format= or map the fields "
+            f"record keys [{keys}] match no known format{scope}; name one with format= or map the fields "
             f"with field_map= (CLI: --field prompt=… --field chosen=… --field rejected=…). Known formats:\n"
             + _describe_formats()
         )
@@ -134,7 +168,7 @@ def load_pairs(
     Args:
         path: JSON array or JSON Lines file, optionally gzipped.
         format: Format name (see :data:`judgerl.data.formats.FORMATS`; case-insensitive,
-            aliases accepted). ``None``: detect from the first record, or ``"generic"`` when
+            aliases accepted). ``None``: detect from the first records, or ``"generic"`` when
             ``field_map`` is given.
         field_map: For ``generic``: canonical field -> record field (dotted paths allowed),
             e.g. ``{"prompt": "question", "chosen": "good", "rejected": "bad"}``.
@@ -152,6 +186,9 @@ def load_pairs(
         DataFormatError: a bad record (without ``skip_invalid``), naming the file, the
             ``line N`` (JSON Lines) or ``index N`` (JSON array) and the field; or a
             file-level problem.
+
+    Non-tie pairs whose two responses are identical are kept but marked
+    ``meta["identical_responses"] = True``, listed in ``identical_ids`` and logged as a warning.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
@@ -165,7 +202,27 @@ def load_pairs(
         raise DataFormatError(path, None, None, "contains no records")
     if limit is not None:
         del result.pairs[limit:]
+    _mark_identical(result)
     return result
+
+
+def _same_text(a: str, b: str) -> bool:
+    return a == b or a.split() == b.split()
+
+
+def _mark_identical(result: LoadResult) -> None:
+    """Mark, list and warn about non-tie pairs whose two responses are the same text."""
+    for k, pair in enumerate(result.pairs):
+        if not pair.tie and _same_text(pair.chosen, pair.rejected):
+            result.pairs[k] = replace(pair, meta={**pair.meta, IDENTICAL_KEY: True})
+            result.identical_ids.append(pair.id)
+    if result.identical_ids:
+        shown = ", ".join(result.identical_ids[:5]) + (", …" if result.n_identical > 5 else "")
+        logger.warning(
+            "%s: %d non-tie pair(s) have identical responses (no judge can be position-consistent "
+            "on them; marked meta[%r]): %s",
+            result.path, result.n_identical, IDENTICAL_KEY, shown,
+        )
 
 
 def _convert_all(

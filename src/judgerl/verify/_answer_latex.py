@@ -27,8 +27,14 @@ _PLAIN_TO_LATEX = [
 ]
 _STOP_WORDS = {"or", "is", "at", "of", "to", "by", "no", "on", "an", "as", "be", "it", "so", "we",
                "if", "up", "do", "go", "me", "my", "us", "am", "and", "the", "not", "are", "for"}
-_AMBIGUOUS_SLASH = re.compile(r"/\s*(?:\d+(?:\.\d+)?|[A-Za-z])\s*(?:\\(?!right|cdot|times|div)[A-Za-z]|[A-Za-z(\[{])")
-_ROOT_OR_FUNCTION = re.compile(r"\\(?:sqrt|log|ln|sin|cos|tan|cot|sec|csc|exp)|\^\s*\{?\s*-?\s*(?:\\frac|\d+\s*/|\d*\.\d)")
+#: "a/b" followed by an implicit product: 4/3\pi is (4/3)pi to some and 4/(3pi) to others.
+_AMBIGUOUS_SLASH = re.compile(
+    r"/\s*(?:\d+(?:\.\d+)?|[A-Za-z])\s*(?:\\(?!right|cdot|times|div)[A-Za-z]|[A-Za-z(\[{])"
+)
+#: A root, log, trig function or fractional power: sympy factors big integers under these.
+_ROOT_OR_FUNCTION = re.compile(
+    r"\\(?:sqrt|log|ln|sin|cos|tan|cot|sec|csc|exp)|\^\s*\{?\s*-?\s*(?:\\frac|\d+\s*/|\d*\.\d)"
+)
 _SLASH_CHAIN = re.compile(r"/\s*[\w.]+\s*/")
 _POWER_CHAIN = re.compile(r"\^\s*(?:\{[^{}]*\}|\\[A-Za-z]+|[\w.]+)\s*\^")
 _REPEATING = re.compile(r"(\d*)\.(\d*)\\overline\s*\{(\d+)\}")
@@ -60,7 +66,7 @@ def to_parser_latex(s: str) -> tuple[str, int | None]:
     _check_sizes(s)
     s = _REPEATING.sub(lambda m: _frac_latex(s, m, _repeating_value(m)), s)
     places = [len(m.group(2)) for m in _DECIMAL_IN.finditer(s)]
-    s = _DECIMAL_IN.sub(lambda m: _frac_latex(s, m, Fraction(int((m.group(1) or "0") + m.group(2)), 10 ** len(m.group(2)))), s)
+    s = _DECIMAL_IN.sub(lambda m: _frac_latex(s, m, _decimal_value(m)), s)
     s = re.sub(r"(?<=\d)\.(?!\d)", "", s)  # "5." inside an expression
     return s, (min(places) if places else None)
 
@@ -68,7 +74,13 @@ def to_parser_latex(s: str) -> tuple[str, int | None]:
 def _repeating_value(m: re.Match) -> Fraction:
     """``0.1\\overline{6}`` -> 1/6: whole + fixed digits + repeating digits / (10^r - 1) / 10^f."""
     whole, fixed, rep = m.group(1) or "0", m.group(2), m.group(3)
-    return int(whole) + Fraction(int(fixed or "0"), 10 ** len(fixed)) + Fraction(int(rep), (10 ** len(rep) - 1) * 10 ** len(fixed))
+    fixed_part = Fraction(int(fixed or "0"), 10 ** len(fixed))
+    return int(whole) + fixed_part + Fraction(int(rep), (10 ** len(rep) - 1) * 10 ** len(fixed))
+
+
+def _decimal_value(m: re.Match) -> Fraction:
+    """``12.50`` -> 25/2, exactly."""
+    return Fraction(int((m.group(1) or "0") + m.group(2)), 10 ** len(m.group(2)))
 
 
 def _frac_latex(s: str, m: re.Match, value: Fraction) -> str:

@@ -23,6 +23,7 @@ _UNICODE = {
     "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u00d7": r"\times ", "\u00f7": r"\div ",
     "\u00b7": r"\cdot ", "\u03c0": r"\pi ", "\u221e": r"\infty ", "\u221a": r"\sqrt",
     "\u2264": r"\le ", "\u2265": r"\ge ", "\u2260": r"\ne ", "\u00b0": r"^\circ",
+    "\u00bd": r"\frac{1}{2}", "\u2153": r"\frac{1}{3}", "\u00bc": r"\frac{1}{4}", "\u00be": r"\frac{3}{4}",
     "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\uff04": "$", "\uff05": "%", "\u00b2": "^2", "\u00b3": "^3",
 }
 _SPACING = re.compile(r"\\[,;:! ]|\\q?quad\b|~")
@@ -34,6 +35,22 @@ def clean_spacing(s: str) -> str:
         s = s.replace(k, v)
     s = _SPACING.sub(lambda m: "" if m.group() == r"\!" else " ", s)
     return s.replace("{,}", ",")
+
+
+def brace_pairs(s: str) -> dict[int, int]:
+    """``{index of "{": index of its "}"}`` for every balanced pair (``\\{``/``\\}`` skipped), one pass."""
+    pairs, stack, i = {}, [], 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            stack.append(i)
+        elif c == "}" and stack:
+            pairs[stack.pop()] = i
+        i += 1
+    return pairs
 
 
 def matching_brace(s: str, open_idx: int) -> int | None:
@@ -107,6 +124,8 @@ def _unbox_inner(s: str) -> str:
 
 def cut_sentence(tail: str) -> str:
     """The start of ``tail`` up to its line end or the first sentence-ending ``.`` outside math."""
+    tail = tail.split("\n", 1)[0]
+    last_dollar = tail.rfind("$")
     in_dollar, depth, i = False, 0, 0
     while i < len(tail):
         c = tail[i]
@@ -117,11 +136,9 @@ def cut_sentence(tail: str) -> str:
                 depth -= 1
             i += 2
             continue
-        if c == "\n":
-            break
         if c == "$":
             # "$5 and" (money) does not open math: a math "$" is followed by a closing one.
-            if in_dollar or "$" in tail[i + 1 :].split("\n", 1)[0]:
+            if in_dollar or i < last_dollar:
                 in_dollar = not in_dollar
         elif c in "{":
             depth += 1
@@ -305,6 +322,10 @@ def as_text(s: str) -> str | None:
     if words in MATH_WORDS:
         return None
     return words
+
+
+#: Text answers that are different answers whenever they differ.
+ANSWER_WORDS = {"yes", "no", "true", "false"}
 
 
 def has_number_word(text: str) -> bool:

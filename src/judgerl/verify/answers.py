@@ -72,8 +72,9 @@ class Answer:
 # ----------------------------------------------------------------------------- extraction
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_HASHES = re.compile(r"^[ \t]*####[ \t]*(.+?)[ \t]*$", re.MULTILINE)
-_A_LINE = re.compile(r"^[ \t]*A:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+# Greedy ".*" then strip() in Python: a lazy ".+?" before "[ \t]*$" is quadratic on long space runs.
+_HASHES = re.compile(r"^[ \t]*####(.*)$", re.MULTILINE)
+_A_LINE = re.compile(r"^[ \t]*A:(.*)$", re.MULTILINE)
 _ANSWER_IS = re.compile(r"\b(?:final answer|answer)\**[ \t]*(?:is|was|=|:)[ \t]*\**[ \t]*:?", re.IGNORECASE)
 
 
@@ -95,23 +96,36 @@ def extract_final_answer(text: str) -> str | None:
     """
     boxed = _last_boxed_content(text)
     if boxed is not None:
-        return T.strip_wrappers(boxed) or None
+        return _clean(boxed)
     for pattern in (_HASHES, _A_LINE):
         found = pattern.findall(text)
         if found and found[-1].strip():
-            return T.strip_wrappers(found[-1]) or None
-    matches = list(_ANSWER_IS.finditer(text))
-    if matches:
-        answer = T.strip_wrappers(T.cut_sentence(text[matches[-1].end():]))
-        return answer or None
+            return _clean(found[-1])
+    last = None
+    for last in _ANSWER_IS.finditer(text):
+        pass
+    if last is not None:
+        return _clean(T.cut_sentence(text[last.end() :]))
     return None
 
 
+def _clean(answer: str) -> str | None:
+    """Wrappers stripped; an answer too long to compare is returned as is (it stays undecidable)."""
+    answer = answer.strip()
+    if len(answer) > T.MAX_LEN:
+        return answer
+    return T.strip_wrappers(answer) or None
+
+
 def _last_boxed_content(text: str) -> str | None:
-    for m in reversed(list(_BOXED.finditer(text))):
-        end = T.matching_brace(text, m.end() - 1)
-        if end is not None:
-            return text[m.end() : end]
+    """Content of the last ``\\boxed{`` whose brace closes (one pass over ``text``: O(n))."""
+    starts = [m.end() - 1 for m in _BOXED.finditer(text)]
+    if not starts:
+        return None
+    closing = T.brace_pairs(text)
+    for start in reversed(starts):
+        if start in closing:
+            return text[start + 1 : closing[start]]
     return None
 
 
@@ -181,7 +195,8 @@ def normalize_answer(answer: str) -> Answer:
         return Answer(answer, "union", text=latex, items=tuple(union), decimals=decimals, **common)
     tup = L.bracketed(latex)
     if tup is not None:
-        return Answer(answer, "tuple", text=latex, brackets=tup[0], items=tuple(tup[1]), decimals=decimals, **common)
+        brackets, items = tup
+        return Answer(answer, "tuple", text=latex, brackets=brackets, items=tuple(items), decimals=decimals, **common)
     return Answer(answer, "expr", text=latex, decimals=decimals, **common)
 
 
@@ -202,6 +217,8 @@ def equivalent(gold: str, pred: str) -> bool | None:
         rounding (``50 cents`` vs ``0.5``, ``50%`` vs ``0.5``, ``0.33`` vs ``\\frac13``).
         Identical answer texts are True.
     """
+    if max(len(gold), len(pred)) > T.MAX_LEN:
+        return None
     if T.squash(gold) and T.squash(gold) == T.squash(pred):
         return True
     try:
@@ -241,8 +258,8 @@ def _compare_values(g: Answer, p: Answer, g_val: Any, p_val: Any) -> bool | None
         other = p_val if g.kind == "tuple" else g_val
         if _is_number(other):
             return False  # a pair or interval is not a number
-        if isinstance(other, (sympy.FiniteSet, sympy.Tuple)):
-            return None  # "[1, 2]" vs "\\{1, 2\\}": a list or an interval?
+        if isinstance(other, (sympy.FiniteSet, sympy.Tuple, sympy.MatrixBase)):
+            return None  # "[1, 2]" vs "\\{1, 2\\}" or a column vector: a list, a point or an interval?
         tup = g if g.kind == "tuple" else p
         as_set = _tuple_interval(tup)
         if as_set is None:
@@ -328,7 +345,12 @@ def _compare_text(g: Answer, p: Answer) -> bool | None:
     if g.kind == "text" and p.kind == "text":
         if g.text == p.text:
             return True
-        return False if " " not in g.text and " " not in p.text else None
+        words = (g.text, p.text)
+        if all(w in T.ANSWER_WORDS for w in words):
+            return False  # "yes" vs "no"
+        # Different single words are different answers, unless short enough to be a product of
+        # variables ("ab" vs "ba"); phrases may be paraphrases ("no solution" vs "none").
+        return False if all(" " not in w and len(w) > 3 for w in words) else None
     text, other = (g, p) if g.kind == "text" else (p, g)
     if other.kind == "number" and not T.has_number_word(text.text):
         return False  # "monday" vs 18

@@ -135,8 +135,9 @@ def compare_exprs(gold: Any, pred: Any) -> bool | None:
     symbols = gold.free_symbols | pred.free_symbols
     if not symbols:
         return _compare_numbers(gold, pred)
-    if any(isinstance(f, sympy.core.function.AppliedUndef) for f in gold.atoms(sympy.Function) | pred.atoms(sympy.Function)):
-        return None
+    functions = gold.atoms(sympy.Function) | pred.atoms(sympy.Function)
+    if any(isinstance(f, sympy.core.function.AppliedUndef) for f in functions):
+        return None  # f(x): an unknown function cannot be evaluated at points
     # Cheap disproof first: exact values at a few rational points (simplify can take minutes on
     # a difference like (x+y+z)^50 - 1); simplify only to prove equality.
     if _differ_at_random_points(gold, pred, sorted(symbols, key=str)) is False:

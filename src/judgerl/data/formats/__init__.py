@@ -1,7 +1,7 @@
 """The supported on-disk formats, one small module each, keyed by canonical name.
 
 Detection (:func:`judgerl.data.detect_format`) asks each format's ``matches`` about the first
-record; the key sets are chosen to be disjoint, and a record matching several formats is
+records, which vote; the key sets are chosen to be disjoint, and a tie between formats is
 reported as ambiguous rather than guessed.
 """
 

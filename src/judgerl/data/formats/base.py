@@ -1,8 +1,8 @@
 """What every format adapter provides, plus the field helpers they share.
 
 A format adapter is a :class:`Format`: a ``matches(record)`` test used by format detection (it
-looks at the first record's keys) and a ``convert(record, ctx)`` function turning one raw record
-into zero or more :class:`~judgerl.types.PreferencePair` (RM-Bench gives 9 per record).
+looks at a record's keys) and a ``convert(record, ctx)`` function turning one raw record into
+zero or more :class:`~judgerl.types.PreferencePair` (RM-Bench gives 9 per record).
 Converters report a bad field by raising :class:`~judgerl.data.errors.FieldError`; the loader
 adds the file name and line/index.
 """
@@ -154,12 +154,21 @@ def as_int_label(value: Any) -> int | None:
 def get_label(record: Mapping[str, Any], key: str, allowed: Mapping[Any, Any]) -> Any:
     """Map ``record[key]`` through ``allowed`` (integer labels normalised by :func:`as_int_label`).
 
+    A JSON ``true`` / ``false`` is never a label, although Python's ``True == 1`` would find
+    it among integer labels (LLMBar and Auto-J files exported with boolean labels were read
+    as labels 1 and 0).
+
     Raises:
-        FieldError: absent, or a value not among ``allowed`` (the message lists them).
+        FieldError: absent, a boolean, or a value not among ``allowed`` (the message lists them).
     """
     value = record.get(key, _MISSING)
     if value is _MISSING:
         raise FieldError(key, "is missing")
+    if isinstance(value, bool):
+        choices = ", ".join(repr(k) for k in allowed)
+        raise FieldError(
+            key, f"must be one of {choices}, got {str(value).lower()} (a JSON boolean is not a label)"
+        )
     norm = as_int_label(value)
     lookup = norm if norm is not None else (value.strip() if isinstance(value, str) else value)
     try:

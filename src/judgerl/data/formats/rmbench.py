@@ -2,21 +2,24 @@
 Subtlety and Style").
 
 Record: ``id, prompt, chosen: [str × 3], rejected: [str × 3]`` (+ ``domain``: chat, code, math,
-safety-refuse, safety-response). Index k of each list is the same answer at style level k:
-0 = concise, 1 = detailed (plain text), 2 = detailed with markdown.
+safety-refuse, safety-response; + the file's own ``subset`` where it has one, e.g. ``refusal`` vs
+``should-respond``). Index k of each list is the same answer at style level k: 0 = concise,
+1 = detailed (plain text), 2 = detailed with markdown.
 
 Each record gives one pair per (i, j) — chosen at style i vs rejected at style j — 9 in all,
-labelled as in the paper's 3×3 accuracy matrix (Sec. 3.3 and its ``compute_accuracy``):
+whose *difficulty* is the paper's 3×3 accuracy matrix (Sec. 3.3 and its ``compute_accuracy``):
 
 * ``hard``   i < j (upper triangle): the chosen answer is *less* styled than the rejected one,
   so a judge biased towards style gets it wrong;
 * ``normal`` i == j (diagonal): same style;
 * ``easy``   i > j (lower triangle): the chosen answer is also the more styled one.
 
-source = ``"rmbench/<domain>/<subset>"`` (``"rmbench/<subset>"`` without a domain), so
-breakdowns by domain or by subset are prefix/suffix groupings. id = ``"<id>-c<i>r<j>"``.
-``meta`` holds ``subset``, ``domain``, ``chosen_style``, ``rejected_style`` (level indices) and
-``record_id``.
+source = ``"rmbench/<domain>/<subset>"`` from the record's own ``domain`` and ``subset``
+(either part left out when the record has none: ``"rmbench/chat"``, ``"rmbench"``), so the
+per-source table shows the file's subsets. The difficulty is kept apart, in
+``meta["difficulty"]``. id = ``"<id>-c<i>r<j>"``. ``meta`` holds ``difficulty``,
+``chosen_style``, ``rejected_style`` (level indices), ``record_id``, and ``domain`` /
+``subset`` when the record has them.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def matches(record: Mapping[str, Any]) -> bool:
     return {"prompt", "chosen", "rejected"} <= record.keys() and isinstance(record["chosen"], list)
 
 
-def style_subset(chosen_level: int, rejected_level: int) -> str:
+def style_difficulty(chosen_level: int, rejected_level: int) -> str:
     """``"hard"`` if chosen is less styled (i < j), ``"normal"`` if equal, else ``"easy"``."""
     if chosen_level < rejected_level:
         return "hard"
@@ -61,26 +64,28 @@ def convert(record: Mapping[str, Any], ctx: RecordContext) -> list[PreferencePai
         raise FieldError("rejected", f"has {len(rejected)} style levels but 'chosen' has {len(chosen)}")
     record_id = get_id(record, "id", ctx)
     domain = get_optional_text(record, "domain").strip()
-    prefix = f"rmbench/{domain}" if domain else "rmbench"
+    subset = get_optional_text(record, "subset").strip()
+    source = "/".join(["rmbench"] + [part for part in (domain, subset) if part])
     pairs = []
     for i, good in enumerate(chosen):
         for j, bad in enumerate(rejected):
-            subset = style_subset(i, j)
             meta: dict[str, Any] = {
-                "subset": subset,
+                "difficulty": style_difficulty(i, j),
                 "chosen_style": i,
                 "rejected_style": j,
                 "record_id": record_id,
             }
             if domain:
                 meta["domain"] = domain
+            if subset:
+                meta["subset"] = subset
             pairs.append(
                 PreferencePair(
                     id=f"{record_id}-c{i}r{j}",
                     prompt=prompt,
                     chosen=good,
                     rejected=bad,
-                    source=f"{prefix}/{subset}",
+                    source=source,
                     meta=meta,
                 )
             )
@@ -89,7 +94,7 @@ def convert(record: Mapping[str, Any], ctx: RecordContext) -> list[PreferencePai
 
 FORMAT = Format(
     "rmbench",
-    "id, prompt, chosen[3], rejected[3] (style levels), domain",
+    "id, prompt, chosen[3], rejected[3] (style levels), domain, subset",
     matches,
     convert,
 )
