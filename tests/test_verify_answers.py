@@ -7,6 +7,9 @@ marked "red team" are adversarial inputs that once fooled a checker (ours or mat
 
 from __future__ import annotations
 
+import random
+from fractions import Fraction
+
 import pytest
 
 from judgerl.verify.answers import (
@@ -316,3 +319,38 @@ def test_undecidable_answers_say_why(answer: str, reason: str) -> None:
     with pytest.raises(UndecidableAnswer) as info:
         normalize_answer(answer)
     assert reason in info.value.reason
+
+
+def _renderings(v: Fraction) -> list[str]:
+    """Ways a GSM8K/MATH solution writes the number ``v``."""
+    out = [f"\\frac{{{v.numerator}}}{{{v.denominator}}}", f"{v.numerator}/{v.denominator}"]
+    if v.denominator == 1:
+        n = v.numerator
+        out += [str(n), f"{n:,}", f"\\${n}", f"{n}.0", f"\\boxed{{{n}}}", f"{n} cm", f"x = {n}", f"${n}$"]
+    elif 10**6 % v.denominator == 0:  # an exact decimal (no float: 10^20 + 0.001 must stay exact)
+        scaled = abs(v.numerator) * (10**6 // v.denominator)
+        out.append(f"{'-' if v < 0 else ''}{scaled // 10**6}.{scaled % 10**6:06d}".rstrip("0"))
+    return out
+
+
+def _unit(rendering: str) -> str | None:
+    return "cm" if "cm" in rendering else "dollar" if "\\$" in rendering else None
+
+
+def test_numbers_in_any_rendering_are_equal_only_when_equal() -> None:
+    rng = random.Random(7)
+    values = [Fraction(rng.randint(-3000, 3000), rng.choice([1, 1, 2, 4, 5, 8])) for _ in range(12)]
+    values += [Fraction(10**20), Fraction(1, 3), Fraction(0)]
+    wrong = []
+    for a in values:
+        for b in (a, a + 1, a * 10, a + Fraction(1, 1000)):
+            ra, rb = _renderings(a), _renderings(b)
+            for fa in rng.sample(ra, min(3, len(ra))):
+                for fb in rng.sample(rb, min(3, len(rb))):
+                    verdict = equivalent(fa, fb)
+                    units = {_unit(fa), _unit(fb)} - {None}
+                    expected = None if len(units) == 2 else (a == b)
+                    if verdict is not expected and not (a != b and verdict is None):
+                        wrong.append((fa, fb, verdict))
+    # Equal values: True (None between different units); different values: never True.
+    assert wrong == []
