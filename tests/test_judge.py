@@ -129,7 +129,22 @@ def test_run_eval_summary_counts_identical_response_pairs(tmp_path: Path) -> Non
     judge = Judge(get_protocol("pav"), ScriptedBackend(lambda m, p: "<verdict>A</verdict>"), GREEDY)
     s = run_eval(judge, pairs(1) + [same], tmp_path, progress=False, n_bootstrap=10)
     assert s["n_identical_response_pairs"] == 1
+    # reported apart, not in the headline figures: always "A" is right once on the real pair
+    assert s["n_pairs"] == 1 and s["accuracy"] == 0.5
+    assert s["identical_responses"]["n_pairs"] == 1 and s["identical_responses"]["flip_rate"] == 1.0
     assert "identical" in (tmp_path / "report.md").read_text()
+
+
+def test_difficulty_is_reported_apart_from_the_source(tmp_path: Path) -> None:
+    """RM-Bench style: source = the file's subset, difficulty a separate breakdown."""
+    data = [PreferencePair(id=f"r{i}", prompt=f"Q{i}", chosen=f"good {i}", rejected=f"bad {i}",
+                           source="rmbench/chat/refusal", meta={"difficulty": d})
+            for i, d in enumerate(["easy", "hard", "hard"])]
+    judge = Judge(get_protocol("pav"), ScriptedBackend(good_first), GREEDY)
+    s = run_eval(judge, data, tmp_path, progress=False, n_bootstrap=10)
+    assert list(s["by_source"]) == ["rmbench/chat/refusal"]
+    assert {k: v["n_pairs"] for k, v in s["by_difficulty"].items()} == {"easy": 1, "hard": 2}
+    assert "## By difficulty" in (tmp_path / "report.md").read_text()
 
 
 def test_judge_config_is_the_resume_identity() -> None:

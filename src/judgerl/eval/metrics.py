@@ -127,6 +127,8 @@ class PairOutcome:
         samples: Number of records of the pair; ``invalid_samples`` how many were invalid.
         pred_scores: ``{"chosen": mean, "rejected": mean}`` predicted scores where available.
         gold_scores: ``(chosen, rejected)`` gold scores or None.
+        difficulty: The pair's difficulty label (e.g. RM-Bench easy/normal/hard), or ``""``.
+        identical: The two responses are the same text (no judge can be position-consistent).
     """
 
     pair_id: str
@@ -138,6 +140,8 @@ class PairOutcome:
     invalid_samples: int = 0
     pred_scores: dict[str, float] = field(default_factory=dict)
     gold_scores: tuple[float, float] | None = None
+    difficulty: str = ""
+    identical: bool = False
 
     @property
     def correct(self) -> list[bool]:
@@ -198,7 +202,8 @@ def aggregate_pairs(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[Pai
             if gs is not None and len(gs) == 2 and all(v is not None for v in gs):
                 gold = (float(gs[0]), float(gs[1]))
             o = outcomes[pid] = PairOutcome(pid, str(r.get("source") or ""), bool(r.get("gold_tie", False)),
-                                            gold_scores=gold)
+                                            gold_scores=gold, difficulty=str(r.get("difficulty") or ""),
+                                            identical=bool(r.get("identical_responses")))
         o.samples += 1
         valid = bool(r["decision"].get("valid"))
         if not valid:
@@ -291,7 +296,27 @@ def agreement_with_gold(outcomes: Sequence[PairOutcome]) -> dict[str, Any]:
             if resp in o.pred_scores:
                 pred.append(o.pred_scores[resp])
                 gold.append(g)
-    out: dict[str, Any] = {"n_scored_responses": len(pred), "krippendorff_alpha": None, "spearman": None,
+    out = score_agreement(pred, gold)
+    out.pop("pearson", None)
+    return {"n_scored_responses": out.pop("n")} | out
+
+
+def score_agreement(pred: Sequence[float], gold: Sequence[float]) -> dict[str, Any]:
+    """Agreement of paired predicted and gold scores (one pair per response).
+
+    Krippendorff's alpha at the interval level (Krippendorff 2011; two coders: the judge and the
+    gold), Pearson's r, Spearman's rho and Kendall's tau-b (scipy).
+
+    Returns:
+        ``{"n", "krippendorff_alpha", "pearson", "spearman", "kendall"}``; a statistic is None with
+        fewer than 2 pairs or when it is undefined (e.g. constant scores).
+
+    Raises:
+        ValueError: ``pred`` and ``gold`` differ in length.
+    """
+    if len(pred) != len(gold):
+        raise ValueError(f"score_agreement: {len(pred)} predicted but {len(gold)} gold scores")
+    out: dict[str, Any] = {"n": len(pred), "krippendorff_alpha": None, "pearson": None, "spearman": None,
                            "kendall": None}
     if len(pred) < 2:
         return out
@@ -305,6 +330,7 @@ def agreement_with_gold(outcomes: Sequence[PairOutcome]) -> dict[str, Any]:
     except ValueError:  # one value in the whole domain: alpha undefined
         out["krippendorff_alpha"] = None
     if len(set(pred)) > 1 and len(set(gold)) > 1:
+        out["pearson"] = _nan_to_none(stats.pearsonr(pred, gold).statistic)
         out["spearman"] = _nan_to_none(stats.spearmanr(pred, gold).statistic)
         out["kendall"] = _nan_to_none(stats.kendalltau(pred, gold).statistic)
     return out
@@ -379,8 +405,10 @@ def compute_metrics(
         ``position_consistent_accuracy_ci``, ``flip_rate``, ``n_flip_pairs``, ``tie_rate``,
         ``invalid_rate``, ``judgment_invalid_rate``, ``invalid_reasons`` ({reason: count}),
         ``position_a_rate``, ``mean_completion_tokens``, ``truncation_rate``, ``by_source``
-        ({source: the core metrics}), ``gold_ties`` (``{"n_pairs", "tie_rate", "invalid_rate"}``
-        or None), ``krippendorff_alpha``, ``spearman``, ``kendall``, ``n_scored_responses`` and,
+        ({source: the core metrics}), ``by_difficulty`` (the same per difficulty label, when the
+        records carry one), ``gold_ties`` (``{"n_pairs", "tie_rate", "invalid_rate"}`` or None),
+        ``identical_responses`` (core metrics of the non-tie pairs whose two responses are the same
+        text, reported apart and left out of the headline figures, or None), ``krippendorff_alpha``, ``spearman``, ``kendall``, ``n_scored_responses`` and,
         ``finish_reasons`` ({finish reason: count}), ``n_failed`` (samples whose generation failed:
         API error, filtered answer, prompt too long) and, for tool runs, ``tool_use_rate``,
         ``tool_error_rate``, ``mean_tool_rounds``. Rates are fractions in [0, 1]; undefined ones
@@ -391,10 +419,11 @@ def compute_metrics(
             record index and field), or the records mix protocol kinds.
     """
     kind, outcomes = aggregate_pairs(judgment_records)
-    scored = [o for o in outcomes if not o.gold_tie]
     ties = [o for o in outcomes if o.gold_tie]
-    tie_ids = {o.pair_id for o in ties}
-    scored_records = [r for r in judgment_records if str(r["pair_id"]) not in tie_ids]
+    same = [o for o in outcomes if o.identical and not o.gold_tie]
+    scored = [o for o in outcomes if not o.gold_tie and not o.identical]
+    apart = {o.pair_id for o in ties} | {o.pair_id for o in same}
+    scored_records = [r for r in judgment_records if str(r["pair_id"]) not in apart]
     n_invalid = sum(o.invalid_samples for o in scored)
     m: dict[str, Any] = {"kind": kind, "n_pairs_total": len(outcomes)}
     m.update(_core_metrics(kind, scored, n_invalid, len(scored_records), n_bootstrap, ci_seed, confidence))
@@ -415,14 +444,21 @@ def compute_metrics(
     m["mean_completion_tokens"] = _mean(toks)
     fin = [r["finish_reason"] == "length" for r in scored_records if r.get("finish_reason") is not None]
     m["truncation_rate"] = _mean(fin)
-    sources = sorted({o.source for o in scored})
-    m["by_source"] = {}
-    for src in sources:
-        outs = [o for o in scored if o.source == src]
-        m["by_source"][src] = _core_metrics(
-            kind, outs, sum(o.invalid_samples for o in outs), sum(o.samples for o in outs),
-            n_bootstrap, ci_seed, confidence,
-        )
+    def breakdown(key: Any) -> dict[str, Any]:
+        out = {}
+        for value in sorted({key(o) for o in scored}):
+            outs = [o for o in scored if key(o) == value]
+            out[value] = _core_metrics(kind, outs, sum(o.invalid_samples for o in outs), sum(o.samples for o in outs),
+                                       n_bootstrap, ci_seed, confidence)
+        return out
+
+    m["by_source"] = breakdown(lambda o: o.source)
+    if any(o.difficulty for o in scored):
+        m["by_difficulty"] = breakdown(lambda o: o.difficulty or "(none)")
+    m["identical_responses"] = (
+        _core_metrics(kind, same, sum(o.invalid_samples for o in same), sum(o.samples for o in same),
+                      n_bootstrap, ci_seed, confidence) if same else None
+    )
     if ties:
         tj = [c for o in ties for c in o.judgments.values()]
         n_tie_samples = sum(o.samples for o in ties)

@@ -137,6 +137,24 @@ def format_report(summary: Mapping[str, Any], plot_file: str | None = PLOT_FILE)
               _pct(m.get("invalid_rate"))) for s, m in by.items()],
         )
         lines.append("")
+    diff = summary.get("by_difficulty") or {}
+    if diff:
+        lines += ["## By difficulty", ""]
+        lines += _table(
+            ["difficulty", "pairs", "accuracy", "95% CI", "pos.-consistent acc.", "flip", "invalid"],
+            [(d, m.get("n_pairs"), _pct(m.get("accuracy")), _ci(m.get("accuracy_ci")),
+              _pct(m.get("position_consistent_accuracy")), _pct(m.get("flip_rate")), _pct(m.get("invalid_rate")))
+             for d, m in diff.items()],
+        )
+        lines.append("")
+    same = summary.get("identical_responses")
+    if same:
+        lines += ["## Pairs whose two responses are identical (excluded from the figures above)", "",
+                  "No judge can be position-consistent on these: the same text is shown in both positions.", ""]
+        lines += _table(["pairs", "accuracy", "flip", "invalid"],
+                        [(same.get("n_pairs"), _pct(same.get("accuracy")), _pct(same.get("flip_rate")),
+                          _pct(same.get("invalid_rate")))])
+        lines.append("")
     if plot_file:
         lines += [f"![accuracy by source]({plot_file})", ""]
     reasons = summary.get("invalid_reasons") or {}
@@ -162,6 +180,22 @@ def format_report(summary: Mapping[str, Any], plot_file: str | None = PLOT_FILE)
                         [(_pct(summary.get("tool_use_rate")), _pct(summary.get("tool_error_rate")),
                           _num(summary.get("mean_tool_rounds"), 2))])
         lines.append("")
+    audit = summary.get("audit")
+    if audit:
+        lines += ["## Reward-hacking flags in the judged responses", ""]
+        if not audit.get("n_flagged"):
+            lines += [f"`judgerl audit` flags none of the {audit.get('n_responses')} judged responses.", ""]
+        else:
+            by = audit.get("by_role") or {}
+            kinds = [k for k in (audit.get("counts") or {}) if k != "any"]
+            lines += _table(["kind", "chosen", "rejected"], [(f"`{k}`", (by.get("chosen") or {}).get(k),
+                                                             (by.get("rejected") or {}).get(k)) for k in kinds])
+            shown = audit.get("flagged") or []
+            lines += ["", f"{audit['n_flagged']} of {audit.get('n_responses')} judged responses are flagged "
+                      f"(first {len(shown)} below; `judgerl audit` for evidence):", ""]
+            lines += _table(["pair", "response", "flags"], [(f["pair_id"], f["response"], ", ".join(f["flags"]))
+                                                            for f in shown])
+            lines.append("")
     timing = summary.get("timing")
     if timing:
         lines += ["## Timing", ""]

@@ -64,6 +64,8 @@ def make_record(unit: WorkUnit, judge: Judge, messages: Messages, j: Judgment, s
     }
     if p.meta.get("identical_responses"):
         rec["identical_responses"] = True
+    if p.meta.get("difficulty"):
+        rec["difficulty"] = str(p.meta["difficulty"])
     rec.update(judgment_record(j))
     if kind == "pointwise":
         rec["choice"] = None
@@ -197,9 +199,12 @@ def _summarise(judge: Judge, units: Sequence[WorkUnit], done: Mapping, out: Path
     if judge.force_answer:
         summary["forced_answer_rate"] = sum(bool(r.get("forced_answer")) for r in run_records) / len(run_records)
     summary["n_retry"] = sum(not r.get("final", True) for r in run_records)
-    n_identical = len({r["pair_id"] for r in run_records if r.get("identical_responses")})
+    n_identical = len({r["pair_id"] for r in run_records if r.get("identical_responses") and not r.get("gold_tie")})
     if n_identical:
         summary["n_identical_response_pairs"] = n_identical
+    from judgerl.audit.judged import audit_pairs  # reward-hacking flags of the judged responses
+
+    summary["audit"] = audit_pairs(list({u.pair.id: u.pair for u in units}.values()))
     summary["config"] = config
     summary["info"] = dict(info or {})
     summary["timing"] = {
