@@ -1,253 +1,475 @@
-"""Generation speed of the ``hf`` backend: batched vs one prompt at a time, with a roofline.
+"""Generation speed of the hf backend, side by side with peer engines, interleaved and repeated.
 
-Judges the same LLMBar pairs with PaV prompts twice -- once with the backend batching
-(``--batch-size``) and once one prompt per ``generate`` call -- forcing every completion to
-exactly ``--max-new-tokens`` tokens (``min_new_tokens``), and prints judgments/s, generated
-tokens/s and the batched / one-at-a-time ratio.
+One command runs everything (about 45-60 minutes on 2 idle cores; run it ALONE)::
 
-It also prints what this CPU allows (a roofline estimate, Williams et al. 2009, "Roofline: an
-insightful visual performance model", CACM 52(4)):
+    python bench/bench_generation.py --all --json runs/bench_generation.json
 
-* compute bound: a decoder forward costs ~2 x N_params FLOPs per token (every weight is one
-  multiply-add, the tied LM head included) plus attention, 4 x n_layers x ctx x d_attn FLOPs per
-  token for QK^T and AV over a context of ctx tokens (Kaplan et al. 2020, "Scaling Laws for
-  Neural Language Models", Sec. 2.1). Divided into the measured peak matmul GFLOP/s this gives
-  the most tokens/s batched decode (and prefill) can reach;
-* memory bound: one-at-a-time decode reads every weight once per token, so tokens/s <=
-  memory bandwidth / weight bytes (bandwidth measured with a large tensor copy).
+Parts (each can also run on its own):
 
-Run (about 3-5 minutes on 2 idle cores with the defaults)::
+* ``--workload fixed`` (default): the PaV prompts of ``--n-pairs`` LLMBar pairs in both orders,
+  greedy, every completion forced to exactly ``--max-new-tokens`` tokens (EOS suppressed before),
+  run by each contender (``bench/genbench_contenders.py``: judgerl continuous, judgerl static =
+  the engine before continuous batching, plain transformers ``generate`` one prompt at a time,
+  transformers pipeline, transformers continuous batching, OpenVINO and CTranslate2 when
+  installed) in a fresh process each, interleaved A B C A B C ... ``--repeats`` times. Prints
+  judgments/s, the ratio to the plain ``generate`` loop per round, output equality with it
+  (every prompt it ran) and with judgerl, and how close judgerl gets to the end-to-end bound:
 
-    python bench/bench_generation.py                     # 16 pairs batched, 4 one at a time
-    python bench/bench_generation.py --n-pairs 32 --batch-size 32 --dtype bfloat16
-    python bench/bench_generation.py --compare-dtype     # also: bf16 vs fp32 greedy agreement
+  - prefill at the measured GEMM peak: ``2 N + 4 n_layers ctx d_attn`` FLOPs per prompt token
+    (Kaplan et al. 2020, "Scaling Laws for Neural Language Models", Sec. 2.1), counting only the
+    tokens no exact engine can skip (a token whose prefix was already prefilled by an earlier
+    prompt of the workload is free: the size of the token trie of the prompts);
+  - decode at the roofline (Williams et al. 2009, "Roofline", CACM 52(4)): each step of B rows
+    takes max(compute: B x FLOPs/token at the GEMM peak, memory: (weight bytes + B x ctx x KV
+    bytes/token) / copy bandwidth);
+* ``--load N``: the same with N busy-looping processes started by the bench (a reproducible
+  "load of N"); ``--all`` runs judgerl vs the plain loop under a load of 4;
+* ``--omp-ab``: judgerl on a small workload with libgomp's default wait policy vs PASSIVE (what
+  ``import judgerl`` sets), each in a fresh process, idle and under a load of 4;
+* ``--workload judge``: a *trained-judge* workload with variable-length outputs: ``--judge-pairs``
+  LLMBar pairs x 2 orders end to end through ``run_eval`` (the ``judgerl eval`` path), the
+  continuous engine vs the static one (before this change); with ``--int8`` also int8 dynamic
+  quantisation, whose verdict agreement with fp32 is reported. Until a trained judge ships
+  (``smollm2-135m-judge``), the base model stands in, stopping at its answer tag (``</verdict>``)
+  or EOS: the bench says which model ran.
 
-The CPU may be shared: the load average is printed before and after, numbers are noisy when
-it exceeds the core count.
+The load average is printed around every run; figures from a loaded machine are noisy.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
 DEFAULT_DATA = Path(os.environ.get("JUDGERL_SHARED_DATA", REPO.parent / "shared" / "data")) / "llmbar" / "natural.json"
+FIXED_CONTENDERS = ["judgerl", "judgerl-static", "hf-loop", "hf-pipeline", "hf-continuous", "openvino", "ctranslate2"]
+TRAINED_JUDGE = "smollm2-135m-judge"
 
 
-def load_pav_prompts(path: Path, n: int) -> list[Any]:
-    """PaV chat prompts for the first ``n`` pairs of an LLMBar-format file (chosen shown first)."""
+def both_order_prompts(path: Path, n: int) -> list[Any]:
+    """PaV chat prompts for the first ``n`` pairs of an LLMBar-format file, both orders (AB, BA)."""
     from judgerl.data import load_pairs
     from judgerl.protocols import get_protocol
 
     pairs = load_pairs(path, limit=n).pairs
     if len(pairs) < n:
-        raise SystemExit(f"{path} has only {len(pairs)} pairs, --n-pairs asked for {n}")
+        raise SystemExit(f"{path} has only {len(pairs)} pairs, asked for {n}")
     pav = get_protocol("pav")
-    return [pav.build(p.prompt, [p.chosen, p.rejected]) for p in pairs]
+    return [pav.build(p.prompt, r) for p in pairs for r in ([p.chosen, p.rejected], [p.rejected, p.chosen])]
 
 
-def peak_matmul_gflops(dtype: Any, size: int = 2048, repeats: int = 8) -> float:
-    """Best-of-3 GFLOP/s of a square ``size`` matmul (2 x size^3 FLOPs) in ``dtype`` on this CPU."""
-    import torch
-
-    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
-    a @ b
-    best = 0.0
-    for _ in range(3):
-        t = time.perf_counter()
-        for _ in range(repeats):
-            a @ b
-        best = max(best, 2 * size**3 * repeats / (time.perf_counter() - t) / 1e9)
-    return best
+# ---------------------------------------------------------------- processes
 
 
-def memory_bandwidth_gbs(mib: int = 512, repeats: int = 5) -> float:
-    """Best-of-3 GB/s of a ``mib`` MiB tensor copy (bytes read + bytes written)."""
-    import torch
-
-    src = torch.empty(mib * 2**20 // 4, dtype=torch.float32).fill_(1.0)
-    dst = torch.empty_like(src)
-    dst.copy_(src)
-    best = 0.0
-    for _ in range(3):
-        t = time.perf_counter()
-        for _ in range(repeats):
-            dst.copy_(src)
-        best = max(best, 2 * src.numel() * 4 * repeats / (time.perf_counter() - t) / 1e9)
-    return best
+def start_load(n: int) -> list[subprocess.Popen]:
+    """Start ``n`` busy-looping processes (a load of ``n``); stop them with :func:`stop_load`."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
-def model_shape(model: Any) -> dict[str, float]:
-    """Parameter count (tied weights once), bytes, and the attention dimensions of ``model``."""
-    cfg = model.config
-    params = sum(p.numel() for p in model.parameters())
-    weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    return {
-        "params": params,
-        "weight_bytes": weight_bytes,
-        "n_layers": cfg.num_hidden_layers,
-        "d_attn": cfg.num_attention_heads * head_dim,
-    }
+def stop_load(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        p.kill()
+        p.wait()
 
 
-def flops_per_token(shape: dict[str, float], ctx: float) -> float:
-    """Forward FLOPs for one token at context length ``ctx``: 2 N + 4 n_layers ctx d_attn."""
-    return 2 * shape["params"] + 4 * shape["n_layers"] * ctx * shape["d_attn"]
+def run_worker(spec: dict[str, Any], omp: str = "passive") -> dict[str, Any]:
+    """Run one contender in a fresh process; ``omp``: "passive" (judgerl's setting) or "default"
+    (libgomp's own, as before judgerl set it). Returns its result with the load averages added."""
+    env = dict(os.environ)
+    env.pop("OMP_WAIT_POLICY", None)
+    env.pop("JUDGERL_OMP_POLICY", None)
+    if omp != "passive":
+        env["JUDGERL_OMP_POLICY"] = "keep"  # else `import judgerl` sets PASSIVE, as for users
+    before = os.getloadavg()
+    proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], env=env,
+                          capture_output=True, text=True)
+    after = os.getloadavg()
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return {"error": " | ".join(tail) or f"exit {proc.returncode}", "load_before": before, "load_after": after}
+    out = json.loads(lines[-1])
+    out.update(load_before=before, load_after=after)
+    return out
 
 
-def timed_generate(backend: Any, prompts: Sequence[Any], params: Any, one_at_a_time: bool) -> dict[str, float]:
-    """Run and time generation; returns seconds, judgments, prompt and generated token totals."""
-    t = time.perf_counter()
-    if one_at_a_time:
-        outs = [c for p in prompts for c in backend.generate([p], params, min_new_tokens=params.max_new_tokens)]
+def worker_main(spec: dict[str, Any]) -> int:
+    """Inside a fresh process: run ``spec["kind"]`` and print its result as one JSON line."""
+    import judgerl  # noqa: F401  (applies the OpenMP policy before torch)
+    from judgerl.runtime import omp_policy
+
+    kind = spec["kind"]
+    if kind == "roofline":
+        res = roofline_worker(spec)
+    elif kind == "judge":
+        res = judge_worker(spec)
     else:
-        outs = backend.generate(prompts, params, min_new_tokens=params.max_new_tokens)
-    secs = time.perf_counter() - t
-    return {
-        "seconds": secs,
-        "judgments": len(outs),
-        "prompt_tokens": sum(c.prompt_tokens for c in outs),
-        "generated_tokens": sum(c.completion_tokens for c in outs),
-        "judgments_per_s": len(outs) / secs,
-        "generated_tokens_per_s": sum(c.completion_tokens for c in outs) / secs,
-        "texts": [c.text for c in outs],
-    }
+        from genbench_contenders import CONTENDERS, NotInstalled
+
+        from judgerl.backends.models import resolve_hf_path
+
+        fn = CONTENDERS[kind][0]
+        prompts = both_order_prompts(Path(spec["data"]), spec["n_pairs"])[: spec["n_prompts"]]
+        try:
+            res = fn(resolve_hf_path(spec["model"]), prompts, spec["max_new"], spec["min_new"], spec["batch_size"])
+        except NotInstalled as e:
+            res = {"skipped": str(e)}
+    res["omp"] = omp_policy()
+    print(json.dumps(res))
+    return 0
 
 
-def compare_dtypes(model_dir: str, prompts: Sequence[Any], params: Any, batch_size: int) -> dict[str, float]:
-    """Greedy fp32 vs bf16 on the same prompts: identical outputs and equal parsed PaV verdicts."""
+# ---------------------------------------------------------------- roofline
+
+
+def roofline_worker(spec: dict[str, Any]) -> dict[str, Any]:
+    """Peak fp32 GEMM GFLOP/s, copy GB/s, the model's shape and the prompt-trie token positions."""
+    import torch
+    from transformers import AutoConfig, AutoTokenizer
+
+    from judgerl.backends.chat import render_chat
+    from judgerl.backends.models import resolve_hf_path
+
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    a @ b
+    peak = 0.0
+    for _ in range(3):
+        t = time.perf_counter()
+        for _ in range(8):
+            a @ b
+        peak = max(peak, 2 * 2048**3 * 8 / (time.perf_counter() - t) / 1e9)
+    src = torch.ones(128 * 2**20 // 4)
+    dst = torch.empty_like(src)
+    bw = 0.0
+    for _ in range(5):
+        t = time.perf_counter()
+        dst.copy_(src)
+        bw = max(bw, 2 * src.numel() * 4 / (time.perf_counter() - t) / 1e9)
+    path = resolve_hf_path(spec["model"])
+    cfg = AutoConfig.from_pretrained(path)
+    tok = AutoTokenizer.from_pretrained(path)
+    prompts = both_order_prompts(Path(spec["data"]), spec["n_pairs"])
+    ids = [tok(render_chat(tok, p), add_special_tokens=False)["input_ids"] for p in prompts]
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    kv_heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+    params = cfg.vocab_size * cfg.hidden_size * (1 if cfg.tie_word_embeddings else 2) + cfg.num_hidden_layers * (
+        cfg.hidden_size * (cfg.num_attention_heads + 2 * kv_heads) * head_dim
+        + cfg.num_attention_heads * head_dim * cfg.hidden_size + 3 * cfg.hidden_size * cfg.intermediate_size)
+    return {"peak_gflops": peak, "bandwidth_gbs": bw, "params": params, "weight_bytes": 4 * params,
+            "n_layers": cfg.num_hidden_layers, "d_attn": cfg.num_attention_heads * head_dim,
+            "kv_bytes_per_token": 2 * cfg.num_hidden_layers * kv_heads * head_dim * 4,
+            "prompt_lengths": [len(x) for x in ids], "new_positions": trie_new_positions(ids)}
+
+
+def trie_new_positions(ids: Sequence[Sequence[int]]) -> list[list[int]]:
+    """For each prompt, ``[first, end)``: the positions not already covered by an earlier prompt's
+    prefix (the longest common prefix with any earlier prompt is free for an exact engine)."""
+    out, seen = [], []
+    for x in ids:
+        lcp = 0
+        for y in seen:
+            n = 0
+            for a, b in zip(x, y):
+                if a != b:
+                    break
+                n += 1
+            lcp = max(lcp, n)
+        out.append([lcp, len(x)])
+        seen.append(x)
+    return out
+
+
+def end_to_end_bound(roof: dict[str, Any], n_prompts: int, max_new: int, batch: int) -> dict[str, float]:
+    """Seconds an ideal exact engine needs for the fixed workload (see the module docstring)."""
+    peak, bw = roof["peak_gflops"] * 1e9, roof["bandwidth_gbs"] * 1e9
+    two_n, attn = 2 * roof["params"], 4 * roof["n_layers"] * roof["d_attn"]
+    prefill = 0.0
+    for first, end in roof["new_positions"][:n_prompts]:
+        count = end - first
+        prefill += count * two_n + attn * (first + end - 1) * count / 2  # sum of ctx over the new positions
+    lengths = roof["prompt_lengths"][:n_prompts]
+    ctx = statistics.mean(lengths) + max_new / 2
+    rows = n_prompts * max_new
+    steps = math.ceil(rows / batch)
+    step_compute = batch * (two_n + attn * ctx) / peak
+    step_memory = (roof["weight_bytes"] + batch * ctx * roof["kv_bytes_per_token"]) / bw
+    decode = steps * max(step_compute, step_memory)
+    return {"prefill_s": prefill / peak, "decode_s": decode, "total_s": prefill / peak + decode,
+            "decode_bound": "compute" if step_compute >= step_memory else "memory"}
+
+
+# ---------------------------------------------------------------- judge workload
+
+
+def judge_worker(spec: dict[str, Any]) -> dict[str, Any]:
+    """``run_eval`` of ``n_pairs`` x 2 orders with one engine; returns seconds and the records."""
+    import tempfile
+
+    from judgerl.backends import SamplingParams
     from judgerl.backends.hf import HFBackend
+    from judgerl.backends.models import resolve_hf_path
+    from judgerl.data import load_pairs
+    from judgerl.eval import run_eval
+    from judgerl.judge import Judge
     from judgerl.protocols import get_protocol
 
-    pav = get_protocol("pav")
-    runs = {}
-    for dtype in ("float32", "bfloat16"):
-        b = HFBackend(model_dir, batch_size=batch_size, dtype=dtype)
+    pairs = load_pairs(Path(spec["data"]), limit=spec["n_pairs"]).pairs
+    backend = HFBackend(resolve_hf_path(spec["model"]), batch_size=spec["batch_size"], engine=spec["engine"],
+                        dtype=spec.get("dtype"))
+    backend.name = spec["model"]
+    params = SamplingParams(max_new_tokens=spec["max_new"], stop=tuple(spec["stop"]))
+    judge = Judge(get_protocol("pav"), backend, params)
+    backend.generate([judge.build("Hi?", ["a", "b"])], SamplingParams(max_new_tokens=WARMUP))
+    backend.clear_prefix_cache()
+    with tempfile.TemporaryDirectory() as out:
         t = time.perf_counter()
-        runs[dtype] = ([c.text for c in b.generate(prompts, params)], time.perf_counter() - t)
-        del b
-    (t32, s32), (t16, s16) = runs["float32"], runs["bfloat16"]
-    verdicts32 = [pav.parse(t).verdict for t in t32]
-    verdicts16 = [pav.parse(t).verdict for t in t16]
-    return {
-        "identical_text": sum(a == b for a, b in zip(t32, t16)) / len(t32),
-        "same_verdict": sum(a == b for a, b in zip(verdicts32, verdicts16)) / len(t32),
-        "fp32_seconds": s32,
-        "bf16_seconds": s16,
-    }
+        summary = run_eval(judge, pairs, out, progress=False, batch_size=spec["eval_chunk"], n_bootstrap=10,
+                           write_report=False)
+        secs = time.perf_counter() - t
+        recs = [json.loads(x) for x in (Path(out) / "judgments.jsonl").read_text().splitlines()]
+    recs.sort(key=lambda r: (r["pair_id"], r.get("order", "")))
+    return {"seconds": secs, "texts": [r["raw_output"] for r in recs], "tokens": [r["completion_tokens"] for r in recs],
+            "verdicts": [r["decision"].get("verdict") for r in recs], "accuracy": summary["accuracy"],
+            "engine": backend.describe()}
+
+
+WARMUP = 4
+
+
+# ---------------------------------------------------------------- driver
+
+
+def print_run(name: str, r: dict[str, Any], n_judgments: int | None = None) -> None:
+    if "error" in r:
+        print(f"  {name:15s} FAILED: {r['error']}")
+        return
+    if "skipped" in r:
+        print(f"  {name:15s} skipped: {r['skipped']}")
+        return
+    n = n_judgments or len(r["texts"])
+    print(f"  {name:15s} {r['seconds']:7.1f} s  {n / r['seconds']:.3f} judgments/s  "
+          f"{sum(r['tokens']) / r['seconds']:6.1f} tok/s  load {r['load_before'][0]:.2f}->{r['load_after'][0]:.2f}  "
+          f"OMP {r['omp']}")
+
+
+def fixed_workload(args: argparse.Namespace, contenders: list[str], repeats: int, load: int,
+                   label: str) -> dict[str, Any]:
+    """Interleaved, repeated runs of the fixed workload; returns per-contender runs and ratios."""
+    from genbench_contenders import CONTENDERS, EXACT
+
+    n_prompts = 2 * args.n_pairs
+    base = {"model": args.model, "data": str(args.data), "n_pairs": args.n_pairs, "max_new": args.max_new_tokens,
+            "min_new": args.max_new_tokens, "batch_size": args.batch_size}
+    print(f"\n== fixed workload ({label}): {args.n_pairs} LLMBar pairs x 2 orders = {n_prompts} PaV prompts, "
+          f"{args.max_new_tokens} new tokens each (forced), batch {args.batch_size}, {repeats} interleaved rounds; "
+          f"one-at-a-time contenders run the first {args.n_single} prompts")
+    runs: dict[str, list[dict[str, Any]]] = {c: [] for c in contenders}
+    skip: set[str] = set()
+    loaders = start_load(load) if load else []
+    try:
+        for rnd in range(repeats):
+            print(f" round {rnd + 1}/{repeats}")
+            for c in contenders:
+                if c in skip:
+                    continue
+                single = CONTENDERS[c][1]
+                r = run_worker({**base, "kind": c, "n_prompts": args.n_single if single else n_prompts})
+                print_run(c, r)
+                if "skipped" in r or "error" in r:
+                    skip.add(c)
+                runs[c].append(r)
+    finally:
+        stop_load(loaders)
+    ok = {c: [r for r in rs if "texts" in r] for c, rs in runs.items()}
+    rate = {c: statistics.median(len(r["texts"]) / r["seconds"] for r in rs) for c, rs in ok.items() if rs}
+    ref = ok.get("hf-loop", [])
+    ours = ok.get("judgerl", [])
+    result: dict[str, Any] = {"label": label, "load_procs": load, "rate_judgments_per_s": rate, "equality": {}}
+    print(f" summary ({label}): median judgments/s over rounds; equality vs plain generate on the prompts it ran")
+    for c, r in rate.items():
+        line = f"  {c:15s} {r:.3f} judgments/s"
+        if ref and c != "hf-loop":
+            a, b = ref[0]["texts"], ok[c][0]["texts"]
+            same = sum(x == y for x, y in zip(a, b))
+            result["equality"][c] = [same, len(a)]
+            line += f"  identical to plain generate {same}/{len(a)}"
+            if c not in EXACT:
+                line += " (inexact by design)"
+        if ours and c != "judgerl":
+            same = sum(x == y for x, y in zip(ours[0]["texts"], ok[c][0]["texts"]))
+            line += f"  identical to judgerl {same}/{len(ok[c][0]['texts'])}"
+        if "hf-loop" in rate:
+            line += f"  = {r / rate['hf-loop']:.2f}x plain generate loop"
+        print(line)
+    if "judgerl" in rate and "hf-loop" in rate:
+        rounds = [len(a["texts"]) / a["seconds"] / (len(b["texts"]) / b["seconds"]) for a, b in zip(ours, ref)]
+        result["ratio_vs_loop_per_round"] = rounds
+        print(f"  judgerl / plain generate loop per round: {', '.join(f'{x:.2f}x' for x in rounds)}")
+    peers = {c: r for c, r in rate.items() if c in EXACT and not c.startswith("judgerl") and c != "hf-loop"}
+    if "judgerl" in rate and peers:
+        best = max(peers, key=peers.get)
+        result["ratio_vs_best_peer"] = [best, rate["judgerl"] / peers[best]]
+        print(f"  judgerl / best peer engine ({best}): {rate['judgerl'] / peers[best]:.2f}x "
+              f"(exact peers only; a peer that is not identical is not a valid comparison)")
+    result["runs"] = {c: [{k: v for k, v in r.items() if k != "texts"} for r in rs] for c, rs in runs.items()}
+    return result
+
+
+def bound_report(args: argparse.Namespace, fixed: dict[str, Any]) -> dict[str, Any]:
+    roof = run_worker({"kind": "roofline", "model": args.model, "data": str(args.data), "n_pairs": args.n_pairs})
+    if "error" in roof:
+        print(f" roofline FAILED: {roof['error']}")
+        return {}
+    n = 2 * args.n_pairs
+    bound = end_to_end_bound(roof, n, args.max_new_tokens, args.batch_size)
+    total_tokens = sum(roof["prompt_lengths"][:n])
+    free = total_tokens - sum(e - f for f, e in roof["new_positions"][:n])
+    print(f"\n== end-to-end bound: peak fp32 GEMM {roof['peak_gflops']:.0f} GFLOP/s, copy {roof['bandwidth_gbs']:.1f} "
+          f"GB/s, {roof['params'] / 1e6:.1f}M params; {total_tokens} prompt tokens of which {free} are shared "
+          f"prefixes (free)")
+    print(f"  ideal: prefill {bound['prefill_s']:.1f} s + decode {bound['decode_s']:.1f} s ({bound['decode_bound']}-"
+          f"bound at batch {args.batch_size}) = {bound['total_s']:.1f} s for {n} judgments")
+    out = {"roofline": {k: v for k, v in roof.items() if k not in ("prompt_lengths", "new_positions")},
+           "bound": bound, "fraction_of_bound": {}}
+    for c in ("judgerl", "judgerl-static"):
+        rate = fixed["rate_judgments_per_s"].get(c)
+        if rate:
+            frac = bound["total_s"] / (n / rate)
+            out["fraction_of_bound"][c] = frac
+            print(f"  {c}: {n / rate:.1f} s = {frac:.0%} of the bound")
+    return out
+
+
+def omp_ab(args: argparse.Namespace, repeats: int) -> dict[str, Any]:
+    """libgomp default vs PASSIVE, fresh process each, idle and under a load of 4."""
+    spec = {"kind": "judgerl", "model": args.model, "data": str(args.data), "n_pairs": 4, "n_prompts": 8,
+            "max_new": 32, "min_new": 32, "batch_size": 8}
+    print("\n== OpenMP wait policy A/B: judgerl, 4 pairs x 2 orders, 32 new tokens, fresh process per run")
+    out: dict[str, Any] = {}
+    for load in (0, 4):
+        loaders = start_load(load) if load else []
+        try:
+            secs: dict[str, list[float]] = {"default": [], "passive": []}
+            for _ in range(repeats):
+                for omp in ("default", "passive"):
+                    r = run_worker(spec, omp=omp)
+                    print_run(f"{omp}/load{load}", r)
+                    if "seconds" in r:
+                        secs[omp].append(r["seconds"])
+        finally:
+            stop_load(loaders)
+        med = {k: statistics.median(v) for k, v in secs.items() if v}
+        out[f"load{load}"] = med
+        if len(med) == 2:
+            print(f"  load {load}: default {med['default']:.1f} s, PASSIVE {med['passive']:.1f} s "
+                  f"-> PASSIVE is {med['default'] / med['passive']:.2f}x faster")
+    return out
+
+
+def judge_workload(args: argparse.Namespace, int8: bool) -> dict[str, Any]:
+    model, stop, note = args.judge_model, [], "a trained judge"
+    if model is None:
+        try:
+            from judgerl.backends.models import resolve_hf_path
+
+            path = resolve_hf_path(TRAINED_JUDGE)
+            if not Path(path).is_dir():
+                raise FileNotFoundError(f"{TRAINED_JUDGE} is not a known model name here")
+            model = TRAINED_JUDGE
+        except Exception as e:  # noqa: BLE001 - any reason the trained judge is unavailable
+            model, stop = args.model, ["</verdict>"]
+            note = f"PROXY: {args.model} (base model) stopping at </verdict> or EOS, because {TRAINED_JUDGE} " \
+                   f"is not available ({str(e).splitlines()[0][:120]})"
+    print(f"\n== trained-judge workload: {args.judge_pairs} LLMBar pairs x 2 orders through run_eval (judgerl eval), "
+          f"greedy, up to {args.judge_max_new_tokens} new tokens, eval chunk {args.eval_chunk}, backend batch "
+          f"{args.batch_size}; model: {note}")
+    spec = {"kind": "judge", "model": model, "data": str(args.data), "n_pairs": args.judge_pairs,
+            "max_new": args.judge_max_new_tokens, "stop": stop, "batch_size": args.batch_size,
+            "eval_chunk": args.eval_chunk}
+    engines = [("continuous", None), ("static", None)] + ([("continuous", "int8")] if int8 else [])
+    res = {}
+    for engine, dtype in engines:
+        name = engine + (f"-{dtype}" if dtype else "")
+        r = run_worker({**spec, "engine": engine, "dtype": dtype})
+        print_run(name, r)
+        res[name] = r
+    out: dict[str, Any] = {"model": model, "note": note}
+    c, s = res.get("continuous", {}), res.get("static", {})
+    if "texts" in c and "texts" in s:
+        same = sum(a == b for a, b in zip(c["texts"], s["texts"]))
+        lens = sorted(c["tokens"])
+        out.update(continuous_s=c["seconds"], static_s=s["seconds"], speedup=s["seconds"] / c["seconds"],
+                   identical=[same, len(c["texts"])])
+        print(f"  continuous {c['seconds']:.1f} s vs static (before) {s['seconds']:.1f} s -> "
+              f"{s['seconds'] / c['seconds']:.2f}x; identical outputs {same}/{len(c['texts'])}; output tokens "
+              f"min {lens[0]} median {lens[len(lens) // 2]} max {lens[-1]}; accuracy {c['accuracy']:.3f}")
+    q = res.get("continuous-int8", {})
+    if "texts" in q and "texts" in c:
+        agree = sum(a == b for a, b in zip(c["verdicts"], q["verdicts"]))
+        out.update(int8_s=q["seconds"], int8_verdict_agreement=agree / len(c["verdicts"]))
+        print(f"  int8: {q['seconds']:.1f} s ({c['seconds'] / q['seconds']:.2f}x fp32 continuous); verdicts equal to "
+              f"fp32 on {agree}/{len(c['verdicts'])}; identical texts "
+              f"{sum(a == b for a, b in zip(c['texts'], q['texts']))}/{len(c['texts'])}; accuracy "
+              f"{q['accuracy']:.3f} vs fp32 {c['accuracy']:.3f}")
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default="smollm2-135m", help="model name for load_backend (hf provider)")
+    ap.add_argument("--all", action="store_true", help="everything: fixed idle (3 rounds) + bound, fixed under a "
+                    "load of 4, OpenMP A/B, trained-judge workload with int8")
+    ap.add_argument("--workload", choices=("fixed", "judge"), default="fixed")
+    ap.add_argument("--contenders", default=",".join(FIXED_CONTENDERS), help="comma-separated (fixed workload)")
+    ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LLMBar-format pairs file")
-    ap.add_argument("--n-pairs", type=int, default=16, help="pairs judged batched")
-    ap.add_argument("--n-single", type=int, default=4, help="of those, pairs judged one at a time")
+    ap.add_argument("--n-pairs", type=int, default=16, help="pairs of the fixed workload (x 2 orders)")
+    ap.add_argument("--n-single", type=int, default=4, help="prompts run by one-at-a-time contenders")
     ap.add_argument("--max-new-tokens", type=int, default=128)
-    ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--dtype", default=None, help="float32 (CPU default) or bfloat16")
-    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
-    ap.add_argument("--no-static-cache", action="store_true", help="use transformers' dynamic KV cache")
-    ap.add_argument("--compare-dtype", action="store_true", help="also compare fp32 vs bf16 greedy outputs")
+    ap.add_argument("--batch-size", type=int, default=32, help="rows decoded together (all batched engines)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--load", type=int, default=0, help="busy processes started during the fixed workload")
+    ap.add_argument("--omp-ab", action="store_true")
+    ap.add_argument("--int8", action="store_true", help="judge workload: also int8 and its verdict agreement")
+    ap.add_argument("--judge-model", default=None, help=f"default: {TRAINED_JUDGE} when available, else a proxy")
+    ap.add_argument("--judge-pairs", type=int, default=100)
+    ap.add_argument("--judge-max-new-tokens", type=int, default=256)
+    ap.add_argument("--eval-chunk", type=int, default=64, help="judgments per judge.run call (run_eval batch_size)")
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if not 1 <= args.n_single <= args.n_pairs:
-        ap.error("need 1 <= --n-single <= --n-pairs")
-
-    import torch
-
-    from judgerl.backends import SamplingParams, load_backend
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    load_before = os.getloadavg()
-    print(f"cpu cores: {os.cpu_count()}  torch threads: {torch.get_num_threads()}  load average: {load_before}")
-    prompts = load_pav_prompts(args.data, args.n_pairs)
-    backend = load_backend(
-        args.model,
-        batch_size=args.batch_size,
-        dtype=args.dtype,
-        static_cache=False if args.no_static_cache else None,
-    )
-    params = SamplingParams(max_new_tokens=args.max_new_tokens, temperature=0.0)
-    backend.generate(prompts[:2], SamplingParams(max_new_tokens=4))  # warm-up
-
-    batched = timed_generate(backend, prompts, params, one_at_a_time=False)
-    single = timed_generate(backend, prompts[: args.n_single], params, one_at_a_time=True)
-    same = sum(a == b for a, b in zip(batched["texts"], single["texts"]))
-    # Prefill alone (one new token): the part of a judgment batching cannot amortise.
-    prefill = timed_generate(backend, prompts, SamplingParams(max_new_tokens=1), one_at_a_time=False)
-
-    shape = model_shape(backend.model)
-    dtype = backend.model.dtype
-    peak = peak_matmul_gflops(dtype)
-    bandwidth = memory_bandwidth_gbs()
-    mean_prompt = batched["prompt_tokens"] / batched["judgments"]
-    decode_ctx = mean_prompt + args.max_new_tokens / 2
-    f_decode = flops_per_token(shape, decode_ctx)
-    f_prefill = flops_per_token(shape, mean_prompt / 2)
-    decode_bound = peak * 1e9 / f_decode
-    single_bound = bandwidth * 1e9 / 2 / shape["weight_bytes"]  # copy GB/s counts read + write
-    judgment_flops = mean_prompt * f_prefill + args.max_new_tokens * f_decode
-    judgment_bound = peak * 1e9 / judgment_flops
-    load_after = os.getloadavg()
-
-    ratio_j = batched["judgments_per_s"] / single["judgments_per_s"]
-    ratio_t = batched["generated_tokens_per_s"] / single["generated_tokens_per_s"]
-    print(f"model {args.model}: {shape['params'] / 1e6:.1f}M params, {dtype}, "
-          f"{shape['weight_bytes'] / 2**20:.0f} MiB of weights, static cache: {backend.static_cache}")
-    print(f"prompts: {args.n_pairs} LLMBar/Natural PaV prompts, mean {mean_prompt:.0f} prompt tokens, "
-          f"{args.max_new_tokens} new tokens each (min_new_tokens forced)")
-    print(f"batched (batch {args.batch_size}, {args.n_pairs} pairs): {batched['seconds']:.1f} s, "
-          f"{batched['judgments_per_s']:.3f} judgments/s, {batched['generated_tokens_per_s']:.1f} generated tok/s")
-    print(f"one at a time ({args.n_single} pairs): {single['seconds']:.1f} s, "
-          f"{single['judgments_per_s']:.3f} judgments/s, {single['generated_tokens_per_s']:.1f} generated tok/s")
-    print(f"ratio batched / one at a time: {ratio_j:.2f}x judgments/s, {ratio_t:.2f}x generated tok/s "
-          f"(greedy outputs identical in {same}/{args.n_single})")
-    prefill_s = prefill["seconds"] / prefill["judgments"]
-    single_s = single["seconds"] / single["judgments"]
-    print(f"prefill alone (batched, 1 new token): {prefill_s:.2f} s/judgment = "
-          f"{prefill_s * batched['judgments'] / batched['seconds']:.0%} of the batched time; "
-          f"ratio if batched decode were free: {single_s / prefill_s:.1f}x (Amdahl bound)")
-    print(f"roofline: peak matmul {peak:.0f} GFLOP/s ({dtype}), copy bandwidth {bandwidth:.1f} GB/s")
-    print(f"  FLOPs/token: {f_decode / 1e9:.3f} GFLOP decode at ctx {decode_ctx:.0f} "
-          f"(2 x params = {2 * shape['params'] / 1e9:.3f} + attention)")
-    print(f"  compute bound, batched decode: {decode_bound:.0f} tok/s -> measured batched is "
-          f"{batched['generated_tokens_per_s'] / decode_bound:.0%} of it")
-    print(f"  compute bound incl. prefill: {judgment_bound:.3f} judgments/s "
-          f"({judgment_bound * args.max_new_tokens:.0f} generated tok/s) -> measured batched is "
-          f"{batched['judgments_per_s'] / judgment_bound:.0%} of it")
-    print(f"  memory bound, one-at-a-time decode: {single_bound:.0f} tok/s (weights read once per token)")
-    print(f"load average before {load_before}, after {load_after}")
-    result = {
-        "args": {k: str(v) for k, v in vars(args).items()},
-        "batched": {k: v for k, v in batched.items() if k != "texts"},
-        "single": {k: v for k, v in single.items() if k != "texts"},
-        "prefill_seconds_per_judgment": prefill_s,
-        "ratio_judgments": ratio_j,
-        "ratio_tokens": ratio_t,
-        "peak_gflops": peak,
-        "bandwidth_gbs": bandwidth,
-        "decode_bound_tok_s": decode_bound,
-        "judgment_bound_per_s": judgment_bound,
-        "single_bound_tok_s": single_bound,
-        "load_before": load_before,
-        "load_after": load_after,
-    }
-    if args.compare_dtype:
-        cmp = compare_dtypes(backend.model_path, prompts, params, args.batch_size)
-        print(f"fp32 vs bf16 greedy on {args.n_pairs} prompts: identical text {cmp['identical_text']:.0%}, "
-              f"same PaV verdict {cmp['same_verdict']:.0%}; fp32 {cmp['fp32_seconds']:.1f} s, "
-              f"bf16 {cmp['bf16_seconds']:.1f} s")
-        result["dtype_comparison"] = cmp
+    if args.worker:
+        return worker_main(json.loads(args.worker))
+    if not 1 <= args.n_single <= 2 * args.n_pairs:
+        ap.error("need 1 <= --n-single <= 2 x --n-pairs")
+    t0 = time.perf_counter()
+    print(f"cpu cores: {os.cpu_count()}  load average: {os.getloadavg()}  workers run with OMP_WAIT_POLICY=PASSIVE "
+          f"unless stated (judgerl's default)")
+    result: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}}
+    contenders = [c for c in args.contenders.split(",") if c]
+    if args.all or args.workload == "fixed":
+        result["fixed"] = fixed_workload(args, contenders, args.repeats, args.load,
+                                         "idle" if not args.load else f"load {args.load}")
+        result["bound"] = bound_report(args, result["fixed"])
+    if args.all:
+        result["fixed_load4"] = fixed_workload(args, ["judgerl", "hf-loop"], 2, 4, "load 4")
+    if args.all or args.omp_ab:
+        result["omp_ab"] = omp_ab(args, 2)
+    if args.all or args.workload == "judge":
+        result["judge"] = judge_workload(args, args.int8 or args.all)
+    result["wall_s"] = time.perf_counter() - t0
+    print(f"\nwall time {result['wall_s'] / 60:.1f} min; load average now {os.getloadavg()}")
     if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2))
     return 0
 

@@ -228,10 +228,11 @@ def test_greedy_is_deterministic_and_order_preserved_after_length_sort(tiny_dir:
 
 
 def test_static_and_dynamic_cache_and_padded_prefill_agree(tiny_dir: Path, tiny: HFBackend) -> None:
-    dynamic = HFBackend(str(tiny_dir), batch_size=3, device="cpu", static_cache=False)
-    padded = HFBackend(str(tiny_dir), batch_size=3, device="cpu", row_prefill=False)
+    # the static engine's variants (dynamic cache, padded prefill) against the continuous engine
+    dynamic = HFBackend(str(tiny_dir), batch_size=3, device="cpu", static_cache=False, engine="static")
+    padded = HFBackend(str(tiny_dir), batch_size=3, device="cpu", row_prefill=False, engine="static")
     params = SamplingParams(max_new_tokens=10)
-    assert tiny.static_cache is True and tiny.row_prefill is True
+    assert tiny.engine == "continuous" and dynamic.engine == "static"
     expected = [c.text for c in tiny.generate(PROMPTS, params)]
     assert [c.text for c in dynamic.generate(PROMPTS, params)] == expected
     assert [c.text for c in padded.generate(PROMPTS, params)] == expected
@@ -246,8 +247,10 @@ def test_shared_prefix_reuse_matches_padded_and_single(tiny_dir: Path, tiny: HFB
     params = SamplingParams(max_new_tokens=8)
     expected = [c.text for c in HFBackend(str(tiny_dir), batch_size=1, device="cpu").generate(prompts, params)]
     assert [c.text for c in tiny.generate(prompts, params)] == expected
-    padded = HFBackend(str(tiny_dir), batch_size=3, device="cpu", row_prefill=False)
+    padded = HFBackend(str(tiny_dir), batch_size=3, device="cpu", row_prefill=False, engine="static")
     assert [c.text for c in padded.generate(prompts, params)] == expected
+    shared = HFBackend(str(tiny_dir), batch_size=3, device="cpu", engine="static")
+    assert [c.text for c in shared.generate(prompts, params)] == expected
 
 
 def test_token_counts_and_length_finish(tiny: HFBackend) -> None:

@@ -40,3 +40,14 @@ def apply_omp_policy() -> str:
 def omp_policy() -> str:
     """A one-line description of the OpenMP wait policy in force, e.g. ``"PASSIVE (set by judgerl)"``."""
     return f"{os.environ.get('OMP_WAIT_POLICY', 'default (active)')} ({OMP_POLICY_SOURCE})"
+
+
+def describe_runtime() -> str:
+    """One line for ``--verbose`` output: the OpenMP wait policy in force, torch's thread count and
+    the CPU count, e.g. ``"OpenMP wait policy PASSIVE (set by judgerl); torch threads 2 of 2 CPUs"``.
+
+    Imports torch (call it only where torch will be used anyway).
+    """
+    import torch
+
+    return f"OpenMP wait policy {omp_policy()}; torch threads {torch.get_num_threads()} of {os.cpu_count()} CPUs"

@@ -1,29 +1,38 @@
-"""transformers backend: batched generation with left padding on CPU or GPU.
+"""transformers backend: batched generation on CPU or GPU.
 
 How a call to :meth:`HFBackend.generate` runs:
 
 1. every prompt is rendered with the model's chat template (a trailing assistant message is
    continued, see :func:`render_chat`) and tokenised once;
-2. prompts are sorted by token length (longest first) and cut into batches by
-   :func:`plan_batches`, bounded both by ``batch_size`` rows and by a token budget
-   ``rows x (longest prompt + max_new_tokens) <= max_batch_tokens`` so long prompts never blow
-   up memory, and similar lengths share a batch (little padding);
-3. each batch runs one ``model.generate`` with left padding and, on CPU by default, a KV cache
-   preallocated to exactly ``longest prompt + max_new_tokens`` positions (transformers'
-   ``StaticCache``): this avoids re-concatenating the whole cache at every decode step, which
-   costs ~40% of a CPU decode step with the default dynamic cache. Before that, each prompt's
-   prefill runs alone and unpadded, the prefix shared by the whole batch only once
-   (:meth:`HFBackend._prefill_rows`; 2.3x less prefill CPU time on PaV prompts). transformers
-   stops a batch as soon as every row has hit EOS / a stop string / the token limit;
+2. a prompt whose tokens plus ``max_new_tokens`` exceed the model's context is not generated:
+   its Completion has ``finish_reason="prompt_too_long"`` and an error naming both numbers;
+3. the other prompts run on one of two engines (``engine=``):
+
+   * ``"continuous"`` (default where the model supports it, see
+     :func:`~judgerl.backends.hf_engine.continuous_supported`): continuous batching
+     (:mod:`judgerl.backends.hf_engine`): up to ``batch_size`` rows decode together, a row leaves
+     the batch as soon as it finishes (EOS, stop string, token limit) and the next queued prompt
+     takes its slot; each prompt's prefill runs alone, unpadded, from the longest prefix whose KV
+     is already in the backend's prefix cache (:mod:`judgerl.backends.hf_prefix`: judge
+     instructions, the question shared by both orders of a pair, the previous tool-loop round),
+     across batches and calls;
+   * ``"static"`` (the engine before continuous batching, kept for comparison and for models the
+     continuous engine does not support): prompts sorted by length and cut into batches by
+     :func:`plan_batches` (``rows x (longest prompt + max_new_tokens) <= max_batch_tokens``),
+     one ``model.generate`` per batch with left padding, on CPU a preallocated ``StaticCache``
+     and a per-row prefill sharing the batch's common prefix (:meth:`HFBackend._prefill_rows`);
+     a batch runs until its longest row ends;
+
 4. sampling (``temperature > 0``) draws each row's tokens from its own ``torch.Generator``,
    seeded with the prompt's own seed (the caller's ``seeds``, see
-   :func:`~judgerl.backends.base.resolve_seeds`), so a prompt's completion does not depend on
-   which other prompts share its call or batch;
-5. a prompt whose tokens plus ``max_new_tokens`` exceed the model's context is not generated:
-   its Completion has ``finish_reason="prompt_too_long"`` and an error naming both numbers;
-6. outputs are cut at EOS / the first stop string and returned in input order; ``on_result``
-   is called for each row as soon as it has finished (EOS or stop string), not at the end of
-   its batch.
+   :func:`~judgerl.backends.base.resolve_seeds`), one draw per token in both engines, so a
+   prompt's completion does not depend on which other prompts share its call or batch;
+5. outputs are cut at EOS / the first stop string and returned in input order; ``on_result``
+   is called for each row as soon as it has finished.
+
+``dtype="int8"`` quantises the linear layers to int8 with dynamic activation quantisation
+(``torch.ao.quantization.quantize_dynamic``, CPU only): faster, but outputs are NOT identical to
+fp32 (``bench/bench_generation.py --int8`` reports the verdict agreement on LLMBar pairs).
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from typing import Any, Sequence
 from judgerl.backends.base import OnResult, SamplingParams, cut_at_stop, resolve_seeds, too_long_message
 from judgerl.backends.chat import render_chat
 from judgerl.backends.hf_batching import RowSeededSampler, RowWatcher, plan_batches
+from judgerl.backends.hf_prefix import DEFAULT_PREFIX_CACHE_BYTES, PrefixKVCache
 from judgerl.types import Completion, Messages
 
 #: Accepted ``dtype`` names and the torch dtype attribute they map to.
@@ -45,7 +55,11 @@ DTYPES = {
     "bf16": "bfloat16",
     "float16": "float16",
     "fp16": "float16",
+    "int8": "float32",  # fp32 model, linear layers quantised (see quantize_int8)
 }
+
+#: Generation engines (see the module docstring); "auto" = continuous where supported.
+ENGINES = ("auto", "continuous", "static")
 
 
 #: Shortest prefix shared by all prompts of a batch that is computed once and reused.
@@ -65,6 +79,30 @@ def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
     return n
 
 
+def quantize_int8(model: Any) -> Any:
+    """``model`` with every ``nn.Linear`` replaced by an int8 dynamically quantised linear layer.
+
+    Weights are quantised once (per-tensor, symmetric int8); activations are quantised on the fly
+    per batch (Jacob et al. 2018, "Quantization and Training of Neural Networks for Efficient
+    Integer-Arithmetic-Only Inference", Sec. 2). Uses torch's maintained CPU path
+    ``torch.ao.quantization.quantize_dynamic`` (fbgemm/x86 kernels); its deprecation notices are
+    silenced here. Outputs differ from fp32 (greedy texts diverge after some tokens); embeddings,
+    norms and attention stay fp32.
+
+    Raises:
+        RuntimeError: this torch build has no quantised CPU engine.
+    """
+    import torch
+
+    if not torch.backends.quantized.supported_engines or torch.backends.quantized.supported_engines == ["none"]:
+        raise RuntimeError("this torch build has no quantised CPU engine for dtype='int8'")
+    from torch.ao.quantization import quantize_dynamic
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+
+
 class HFBackend:
     """Generate with a transformers causal LM (batched, left padding).
 
@@ -72,9 +110,10 @@ class HFBackend:
         model_path: Local directory (or hub id, where a hub is reachable) of the model.
         batch_size: Maximum prompts per ``model.generate`` call.
         device: ``"cpu"``, ``"cuda"``, ... (default: cuda when available, else cpu).
-        dtype: ``"float32"``/``"fp32"``, ``"bfloat16"``/``"bf16"`` or ``"float16"``/``"fp16"``;
-            default float32 on CPU (exact; see docs/backends.md for the bf16 trade-off) and
-            bfloat16 on GPU.
+        dtype: ``"float32"``/``"fp32"``, ``"bfloat16"``/``"bf16"``, ``"float16"``/``"fp16"`` or
+            ``"int8"`` (CPU: fp32 model with int8 dynamically quantised linear layers, see
+            :func:`quantize_int8`; outputs differ from fp32); default float32 on CPU (exact; see
+            docs/backends.md for the bf16 trade-off) and bfloat16 on GPU.
         max_batch_tokens: KV-cache positions per batch, ``rows x (longest prompt +
             max_new_tokens)``; bounds memory for long prompts (see :func:`plan_batches`).
         static_cache: Preallocate each batch's KV cache to its final length; default True on
@@ -85,13 +124,18 @@ class HFBackend:
             (see :meth:`_prefill_rows`); saves the FLOPs spent on padding.
         context_length: Override the model's context window in tokens (default: the config's
             ``max_position_embeddings``).
+        engine: ``"continuous"`` (continuous batching + prefix cache), ``"static"`` (one
+            ``generate`` per planned batch, the engine before continuous batching) or ``"auto"``
+            (continuous when :func:`~judgerl.backends.hf_engine.continuous_supported`).
+        prefix_cache_bytes: Byte budget of the prefix KV cache of the continuous engine (LRU,
+            see :mod:`judgerl.backends.hf_prefix`); 0 disables reuse across prompts and calls.
 
     Generation is serialised with a lock, so one instance can be shared by threads. Use
     :meth:`from_loaded` to wrap a model that is already in memory (training rollouts).
 
     Raises:
-        ValueError: ``batch_size``, ``max_batch_tokens`` or ``num_threads`` < 1, or an unknown
-            ``dtype`` name.
+        ValueError: ``batch_size``, ``max_batch_tokens`` or ``num_threads`` < 1, an unknown
+            ``dtype`` or ``engine`` name, ``prefix_cache_bytes`` < 0, or ``int8`` off CPU.
         OSError: from transformers when ``model_path`` holds no loadable model.
     """
 
@@ -106,6 +150,8 @@ class HFBackend:
         num_threads: int | None = None,
         row_prefill: bool = True,
         context_length: int | None = None,
+        engine: str = "auto",
+        prefix_cache_bytes: int = DEFAULT_PREFIX_CACHE_BYTES,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -119,14 +165,18 @@ class HFBackend:
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         if dtype is None:
             dtype = "float32" if device == "cpu" else "bfloat16"
+        if dtype == "int8" and device != "cpu":
+            raise ValueError(f"dtype='int8' (dynamic quantisation) runs on CPU only, not on {device!r}")
         tokenizer = AutoTokenizer.from_pretrained(model_path)
         model = AutoModelForCausalLM.from_pretrained(model_path, dtype=getattr(torch, DTYPES[dtype]))
         model.to(device)
         model.eval()
+        if dtype == "int8":
+            model = quantize_int8(model)
         self._setup(model, tokenizer, f"hf/{model_path}", batch_size, max_batch_tokens, static_cache,
-                    row_prefill, context_length)
+                    row_prefill, context_length, engine, prefix_cache_bytes)
         self.model_path = model_path
-        self.dtype = DTYPES[dtype]
+        self.dtype = "int8" if dtype == "int8" else DTYPES[dtype]
 
     @classmethod
     def from_loaded(
@@ -138,20 +188,30 @@ class HFBackend:
         max_batch_tokens: int = 1 << 20,
         static_cache: bool | None = None,
         row_prefill: bool = True,
+        engine: str = "auto",
+        prefix_cache_bytes: int = DEFAULT_PREFIX_CACHE_BYTES,
     ) -> "HFBackend":
         """A backend over a model already in memory (e.g. the policy being trained; no copy).
 
         The model is used as it is (its train/eval mode and device are the caller's business);
-        generation runs under ``torch.inference_mode``.
+        generation runs under ``torch.inference_mode``. The prefix cache is emptied whenever the
+        model's parameters were modified in place since the previous call (an optimizer step),
+        so rollouts never reuse KV of older weights.
         """
         self = cls.__new__(cls)
-        self._setup(model, tokenizer, name, batch_size, max_batch_tokens, static_cache, row_prefill, None)
+        self._setup(model, tokenizer, name, batch_size, max_batch_tokens, static_cache, row_prefill, None,
+                    engine, prefix_cache_bytes)
         self.model_path = name
         self.dtype = str(next(model.parameters()).dtype).replace("torch.", "")
         return self
 
     def _setup(self, model: Any, tokenizer: Any, name: str, batch_size: int, max_batch_tokens: int,
-               static_cache: bool | None, row_prefill: bool, context_length: int | None) -> None:
+               static_cache: bool | None, row_prefill: bool, context_length: int | None, engine: str,
+               prefix_cache_bytes: int) -> None:
+        from judgerl.backends.hf_engine import continuous_supported
+
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; use one of {list(ENGINES)}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if max_batch_tokens < 1:
@@ -173,6 +233,27 @@ class HFBackend:
             eos_ids.add(tokenizer.eos_token_id)
         self.eos_token_ids = sorted(eos_ids)
         self._lock = threading.Lock()
+        self.prefix_cache = PrefixKVCache(prefix_cache_bytes)
+        why_not = continuous_supported(model)
+        if engine == "continuous" and why_not:
+            raise ValueError(f"engine='continuous' cannot run {name}: {why_not}; use engine='static'")
+        self.engine = "static" if engine == "static" or why_not else "continuous"
+        #: Why "auto" chose the static engine (None when continuous).
+        self.engine_note = why_not if engine == "auto" else None
+        self.last_stats: Any = None
+
+    def clear_prefix_cache(self) -> None:
+        """Forget every cached prefix KV (benchmarks call it so that each timed run starts cold)."""
+        with self._lock:
+            self.prefix_cache.clear()
+
+    def describe(self) -> str:
+        """One line: name, dtype, device, engine, batch size, prefix cache budget (``--verbose``)."""
+        cache = f"prefix cache {self.prefix_cache.max_bytes / 2**20:.0f} MiB" if self.engine == "continuous" else \
+            "no prefix cache"
+        note = f" (static: {self.engine_note})" if self.engine_note else ""
+        return (f"{self.name}: {self.dtype} on {self.device}, engine {self.engine}{note}, batch {self.batch_size}, "
+                f"{cache}")
 
     def render(self, messages: Messages) -> str:
         """The prompt text for ``messages`` (see :func:`~judgerl.backends.chat.render_chat`)."""
@@ -221,6 +302,9 @@ class HFBackend:
                     on_result(i, out[i])
             else:
                 fits.append(i)
+        if self.engine == "continuous":
+            self._generate_continuous([ids[i] for i in fits], fits, params, row_seeds, min_new_tokens, out, on_result)
+            return out  # type: ignore[return-value]
         batches = plan_batches([len(ids[i]) for i in fits], self.batch_size, self.max_batch_tokens,
                                params.max_new_tokens)
         with self._lock:
@@ -236,6 +320,29 @@ class HFBackend:
 
                 self._generate_batch(rows, params, bseeds, min_new_tokens, report)
         return out  # type: ignore[return-value]
+
+    def _generate_continuous(self, rows: list[list[int]], idx: list[int], params: SamplingParams,
+                             row_seeds: list[int] | None, min_new_tokens: int, out: list[Completion | None],
+                             on_result: OnResult | None) -> None:
+        """Run the continuous engine on ``rows`` (prompt ``idx[k]`` of the call is ``rows[k]``)."""
+        from judgerl.backends.hf_engine import generate_continuous
+
+        if not rows:
+            return
+
+        def report(k: int, new_ids: list[int]) -> None:
+            c = self._completion(new_ids, len(rows[k]), params.stop)
+            out[idx[k]] = c
+            if on_result is not None:
+                on_result(idx[k], c)
+
+        capacity = max(len(r) for r in rows) + params.max_new_tokens
+        slots = min(self.batch_size, max(1, self.max_batch_tokens // capacity))
+        seeds = [row_seeds[i] for i in idx] if row_seeds is not None else None
+        with self._lock:
+            self.prefix_cache.check_weights(self.model)
+            self.last_stats = generate_continuous(self, rows, params, seeds, min_new_tokens, report, slots,
+                                                  self.prefix_cache)
 
     def _generate_batch(
         self,
@@ -260,11 +367,11 @@ class HFBackend:
             do_sample=False,
             pad_token_id=tok.pad_token_id,
             eos_token_id=self.eos_token_ids,
-            stop_strings=list(params.stop) or None,
+            stop_strings=[s for s in params.stop if s] or None,  # "" would stop every row at once
             disable_compile=True,
         )
         kwargs: dict[str, Any] = {"generation_config": config}
-        if params.stop:
+        if config.stop_strings:
             kwargs["tokenizer"] = tok
         if seeds is not None:
             gens = [torch.Generator(device=self.device).manual_seed(s) for s in seeds]

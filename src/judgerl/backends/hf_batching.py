@@ -73,22 +73,41 @@ class RowSeededSampler(_logits_processor_base()):  # type: ignore[misc]
         """``scores``: float tensor (batch, vocab) of logits; returns a tensor of the same shape."""
         import torch
 
-        if scores.shape[0] != len(self.generators):
-            raise ValueError(f"batch has {scores.shape[0]} rows but {len(self.generators)} generators")
-        probs = torch.softmax(scores.float() / self.temperature, dim=-1)
-        if self.top_p < 1.0:
-            sorted_p, sorted_idx = torch.sort(probs, dim=-1, descending=True)
-            # drop a token when the mass before it already reaches top_p (the top token is always kept)
-            drop = (sorted_p.cumsum(dim=-1) - sorted_p) >= self.top_p
-            sorted_p = sorted_p.masked_fill(drop, 0.0)
-            probs = torch.zeros_like(probs).scatter_(-1, sorted_idx, sorted_p)
-        picks = [
-            torch.multinomial(probs[i], 1, generator=g) for i, g in enumerate(self.generators)
-        ]
-        chosen = torch.cat(picks)
+        chosen = sample_rows(scores, self.generators, self.temperature, self.top_p)
         out = torch.full_like(scores, float("-inf"))
         out.scatter_(1, chosen[:, None], 0.0)
         return out
+
+
+def sample_rows(scores: Any, generators: Sequence[Any], temperature: float, top_p: float) -> Any:
+    """One sampled token per row: temperature softmax, nucleus (top-p) cut, one draw of the row's
+    own generator (see :class:`RowSeededSampler`; the continuous engine calls it directly).
+
+    Args:
+        scores: Float tensor (rows, vocab) of logits.
+        generators: One seeded ``torch.Generator`` per row.
+        temperature: > 0.
+        top_p: Nucleus mass in (0, 1] (Holtzman et al. 2020, Sec. 3.1).
+
+    Returns:
+        Long tensor (rows,) of token ids.
+
+    Raises:
+        ValueError: the number of rows differs from the number of generators.
+    """
+    import torch
+
+    if scores.shape[0] != len(generators):
+        raise ValueError(f"batch has {scores.shape[0]} rows but {len(generators)} generators")
+    probs = torch.softmax(scores.float() / temperature, dim=-1)
+    if top_p < 1.0:
+        sorted_p, sorted_idx = torch.sort(probs, dim=-1, descending=True)
+        # drop a token when the mass before it already reaches top_p (the top token is always kept)
+        drop = (sorted_p.cumsum(dim=-1) - sorted_p) >= top_p
+        sorted_p = sorted_p.masked_fill(drop, 0.0)
+        probs = torch.zeros_like(probs).scatter_(-1, sorted_idx, sorted_p)
+    picks = [torch.multinomial(probs[i], 1, generator=g) for i, g in enumerate(generators)]
+    return torch.cat(picks) if picks else torch.zeros(0, dtype=torch.long, device=scores.device)
 
 
 def _stopping_criteria_base() -> type:

@@ -45,6 +45,17 @@ def open_sandbox(tools: bool, unsafe: bool) -> Any:
         raise SystemExit(2) from e
 
 
+def print_runtime(backend: Any = None) -> None:
+    """``--verbose``: the OpenMP wait policy and thread count (:func:`judgerl.runtime.describe_runtime`)
+    and, for backends that describe themselves (hf), their dtype, engine and prefix cache, on stderr."""
+    from judgerl.runtime import describe_runtime
+
+    typer.echo(describe_runtime(), err=True)
+    describe = getattr(backend, "describe", None)
+    if callable(describe):
+        typer.echo(describe(), err=True)
+
+
 def eval_command(
     model: str = typer.Option(..., "--model", "-m", help="Judge model: smollm2-135m, hf/<path>, openai/<model>, "
                               "vllm/<path>, scripted/<outputs.jsonl>, or a local directory."),
@@ -84,6 +95,8 @@ def eval_command(
                                         "is missing: run model-written code in the fallback executor, which is "
                                         "NOT a security boundary (or set JUDGERL_UNSAFE_SANDBOX=1)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    verbose: bool = typer.Option(False, "--verbose", help="Print the runtime settings (OpenMP wait policy, "
+                                 "threads) and the backend's engine before judging."),
 ) -> None:
     """Evaluate a judge on preference data: accuracy, position-consistent accuracy, flip/tie/invalid rates.
 
@@ -121,6 +134,8 @@ def eval_command(
         raise SystemExit(2) from e
     sandbox = open_sandbox(tools is ToolsChoice.python, unsafe_sandbox)
     backend = load_backend(model)
+    if verbose:
+        print_runtime(backend)
     judge = Judge(proto, backend, params, sandbox=sandbox, max_tool_rounds=max_tool_rounds,
                   force_answer=force_answer, seed=seed)
     info = {"data": str(Path(data).resolve()), "format": loaded.format, "limit": limit, "model_arg": model,

@@ -45,13 +45,15 @@ def serve_command(
     batch_size: Optional[int] = typer.Option(None, "--backend-batch-size", min=1, help="hf backend: prompts "
                                              "per model.generate call."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+    verbose: bool = typer.Option(False, "--verbose", help="Print the runtime settings (OpenMP wait policy, "
+                                 "threads) and the backend's engine at start-up."),
 ) -> None:
     """Serve a judge over HTTP: /v1/judge/pairwise, /v1/judge/listwise, /v1/score, /v1/rewards, /get_reward
     (OpenRLHF), /health."""
     import uvicorn
 
     from judgerl.backends import SamplingParams, load_backend
-    from judgerl.cli.eval_cmd import open_sandbox, parse_protocol_args
+    from judgerl.cli.eval_cmd import open_sandbox, parse_protocol_args, print_runtime
     from judgerl.judge import Judge
     from judgerl.protocols import get_protocol
     from judgerl.serve.app import ServeConfig, create_app
@@ -93,6 +95,8 @@ def serve_command(
     except (ValueError, ImportError, FileNotFoundError) as e:
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(2) from e
+    if verbose:
+        print_runtime(backend)
     typer.echo(f"judgerl serve: {backend.name} with protocol {proto.name} on http://{host}:{port}", err=True)
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -22,6 +22,8 @@ def train_command(
                                 "checkpoint, with the config it saved (config.json); --config is then optional."),
     list_recipes: bool = typer.Option(False, "--list-recipes", help="List the built-in recipes and exit."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved config and exit."),
+    verbose: bool = typer.Option(False, "--verbose", help="Print the runtime settings (OpenMP wait policy, "
+                                 "threads) before training."),
 ) -> None:
     """Train a judge with RL (TRL GRPO with DAPO options) from a recipe.
 
@@ -67,6 +69,10 @@ def train_command(
         return
     from judgerl.train.grpo import run_training
 
+    if verbose:
+        from judgerl.cli.eval_cmd import print_runtime
+
+        print_runtime()
     try:
         result = run_training(cfg)
     except RecipeError as e:
