@@ -123,7 +123,7 @@ def test_responses_are_shown_verbatim_but_their_control_tags_are_neutralised() -
 
 
 def test_registry_names_aliases_and_kinds() -> None:
-    assert set(PROTOCOLS) == {"pav", "pas", "pavs", "pos", "listwise"}
+    assert set(PROTOCOLS) == {"pav", "pas", "pavs", "pos", "listwise", "arena"}
     for name in ("PaV", "pav", " PAV ", "pairwise"):
         assert isinstance(get_protocol(name), PaV)
     for name in ("PoS", "pointwise"):
@@ -139,6 +139,7 @@ def test_registry_names_aliases_and_kinds() -> None:
         "pavs": "pairwise",
         "pos": "pointwise",
         "listwise": "listwise",
+        "arena": "pairwise",
     }
     for n, cls in PROTOCOLS.items():
         assert cls.name == n

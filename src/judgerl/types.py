@@ -74,6 +74,11 @@ class Decision:
     ``valid`` is False when the output could not be parsed; ``invalid_reason`` then says why
     (e.g. ``"missing_final_answer"``, ``"conflicting_answers"``, ``"score_out_of_range"``).
     Invalid decisions are never turned into a tie or a default by judgerl.
+
+    ``label`` is an optional finer-grained answer of protocols that have one: the arena protocol's
+    five-level preference ``"A>>B"``, ``"A>B"``, ``"A=B"``, ``"B>A"``, ``"B>>A"`` (with the
+    coarse ``verdict`` A / A / tie / B / B next to it). None for every other protocol, and then
+    left out of :meth:`to_dict`, so records of other protocols are unchanged.
     """
 
     valid: bool
@@ -82,6 +87,7 @@ class Decision:
     ranking: tuple[int, ...] | None = None
     invalid_reason: str | None = None
     thought: str | None = None
+    label: str | None = None
 
     @classmethod
     def invalid(cls, reason: str, thought: str | None = None) -> "Decision":
@@ -92,6 +98,8 @@ class Decision:
         for k in ("scores", "ranking"):
             if d[k] is not None:
                 d[k] = list(d[k])
+        if d["label"] is None:
+            del d["label"]
         return d
 
 

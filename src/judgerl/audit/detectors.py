@@ -36,6 +36,10 @@ from dataclasses import dataclass
 
 from judgerl.audit import patterns as P
 from judgerl.audit.normalize import Normalized, fold
+# The master keys are the one list of judgerl.rewards.guards (re-exported here): compared after case
+# folding, whitespace collapsing and stripping trailing ``.:!,``, so "Solution", "solution:" and
+# "SOLUTION." all match.
+from judgerl.rewards.guards import DEFAULT_MASTER_KEYS
 
 POLICY_REFUSAL = "policy_refusal"
 FABRICATED_POLICY = "fabricated_policy"
@@ -46,16 +50,6 @@ HACKING_PATTERN = "hacking_pattern"
 #: Stable kind names, in report order.
 KINDS: tuple[str, ...] = (POLICY_REFUSAL, FABRICATED_POLICY, FAKE_END_MARKER, SELF_EVALUATION, MASTER_KEY,
                           HACKING_PATTERN)
-
-#: Master keys from "One Token to Fool LLM-as-a-Judge" (Zhao et al., 2025) and the judge-as-reward
-#: paper, plus common reasoning openers. Compared after case folding, whitespace collapsing and
-#: stripping trailing ``.:!,`` — so ``"Solution"``, ``"solution:"`` and ``"SOLUTION."`` all match.
-DEFAULT_MASTER_KEYS: tuple[str, ...] = (
-    ":", ".", ",", ";", "-", "...", "Thought process:", "Thought process", "Let's solve this problem step by step.",
-    "Let's solve this step by step", "Let's think step by step", "Let me think step by step", "Solution",
-    "Solution:", "Answer", "Answer:", "Final answer:", "Reasoning:", "Step 1:", "Here's my answer:",
-    "解", "解答", "答案", "解析", "かいせつ", "解説", "Respuesta", "Respuesta:", "Solución", "Réponse",
-)
 
 
 @dataclass(frozen=True)

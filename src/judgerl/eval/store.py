@@ -31,6 +31,8 @@ PLOT_FILE = "accuracy_by_source.png"
 CONFIG_KEYS = ("model", "protocol", "samples", "seed", "sampling", "tools", "max_tool_rounds", "force_answer")
 #: Values assumed for keys that older run.json files lack.
 _CONFIG_DEFAULTS = {"force_answer": False}
+#: Protocol options assumed when an older run.json's ``protocol`` lacks them.
+_PROTOCOL_DEFAULTS = {"anti_hacking": False}
 
 
 class RunConfigMismatch(ValueError):
@@ -123,6 +125,8 @@ def _config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     diffs = []
     for k in CONFIG_KEYS:
         before, now = old.get(k, _CONFIG_DEFAULTS.get(k)), new.get(k, _CONFIG_DEFAULTS.get(k))
+        if k == "protocol" and isinstance(before, Mapping) and isinstance(now, Mapping):
+            before, now = {**_PROTOCOL_DEFAULTS, **before}, {**_PROTOCOL_DEFAULTS, **now}
         if before != now:
             diffs.append(f"{k}: {before!r} in run.json, {now!r} now")
     return diffs

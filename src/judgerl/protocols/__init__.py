@@ -8,10 +8,13 @@ name (aliases)          kind        final answer
 ``pavs``                pairwise    verdict + both scores                               -- J1 PaVS
 ``pos`` (``pointwise``) pointwise   ``<score>x</score>`` (``min_score``/``max_score``) -- J1 PoS
 ``listwise``            listwise    ``<best>k</best>`` or ``<ranking>2 > 1 > 3</ranking>`` (``mode``)
+``arena``               pairwise    ``<verdict>[[A>>B]]</verdict>``: five levels     -- Arena-Hard
 ======================  ==========  ===========================================================
 
 Every protocol asks the judge to think inside ``<think>…</think>`` first, and works with or
 without tools (``build(..., tools=True)``). Parsing rules: :mod:`judgerl.protocols.parsing`.
+Every protocol takes the keyword option ``anti_hacking=True`` (an extra system instruction against
+reward hacking: :data:`judgerl.protocols.common.ANTI_HACKING_INSTRUCTION`).
 
 Example::
 
@@ -24,7 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from judgerl.protocols.arena import Arena
 from judgerl.protocols.base import JudgeProtocol, ProtocolKind
+from judgerl.protocols.common import ANTI_HACKING_INSTRUCTION
 from judgerl.protocols.listwise import Listwise
 from judgerl.protocols.pairwise import PaS, PaV, PaVS
 from judgerl.protocols.parsing import INVALID_REASONS
@@ -37,6 +42,7 @@ PROTOCOLS: dict[str, type[JudgeProtocol]] = {
     "pavs": PaVS,
     "pos": PoS,
     "listwise": Listwise,
+    "arena": Arena,
 }
 
 #: Extra names accepted by :func:`get_protocol` (J1's mixed-case names work case-insensitively).
@@ -47,10 +53,11 @@ def get_protocol(name: str, **kwargs: Any) -> JudgeProtocol:
     """Make a judge protocol by name.
 
     Args:
-        name: ``"pav"``, ``"pas"``, ``"pavs"``, ``"pos"``, ``"listwise"`` (case-insensitive, so
-            J1's ``"PaV"`` etc. work) or an alias from :data:`ALIASES`.
+        name: ``"pav"``, ``"pas"``, ``"pavs"``, ``"pos"``, ``"listwise"``, ``"arena"``
+            (case-insensitive, so J1's ``"PaV"`` etc. work) or an alias from :data:`ALIASES`.
         **kwargs: Options of that protocol: ``min_score``/``max_score`` (PaS, PaVS, PoS),
-            ``require_scores`` (PaVS), ``mode="best"|"rank"`` (listwise).
+            ``require_scores`` (PaVS), ``mode="best"|"rank"`` (listwise); every protocol takes
+            ``anti_hacking`` (bool).
 
     Raises:
         ValueError: unknown name, or a bad option value (e.g. ``min_score >= max_score``).
@@ -64,6 +71,8 @@ def get_protocol(name: str, **kwargs: Any) -> JudgeProtocol:
     if cls is None:
         known = sorted([*PROTOCOLS, *ALIASES])
         raise ValueError(f"unknown judge protocol {name!r}; known: {', '.join(known)}")
+    if "anti_hacking" in kwargs and not isinstance(kwargs["anti_hacking"], bool):
+        raise ValueError(f"get_protocol({name!r}): anti_hacking must be true or false, got {kwargs['anti_hacking']!r}")
     try:
         return cls(**kwargs)
     except TypeError as e:
@@ -72,6 +81,8 @@ def get_protocol(name: str, **kwargs: Any) -> JudgeProtocol:
 
 __all__ = [
     "ALIASES",
+    "ANTI_HACKING_INSTRUCTION",
+    "Arena",
     "INVALID_REASONS",
     "JudgeProtocol",
     "Listwise",

@@ -114,7 +114,7 @@ class Listwise(TaggedProtocol):
                 "numbers, best first."
             )
         blocks = [answer_block(f"Response {i}", r) for i, r in enumerate(items, start=1)]
-        return [system_message(task, answer, tools), user_message(prompt, blocks, reminder)]
+        return [system_message(task, answer, tools, self.anti_hacking), user_message(prompt, blocks, reminder)]
 
     def render_answer(self, decision: Decision) -> str:
         """``<best>k</best>`` (1-based) or ``<ranking>2 > 1 > 3</ranking>``.

@@ -78,7 +78,7 @@ class _Pairwise(TaggedProtocol):
         """
         a, b = check_inputs(self.name, prompt, responses, 2)
         return [
-            system_message(_TASK, self._answer(), tools),
+            system_message(_TASK, self._answer(), tools, self.anti_hacking),
             user_message(
                 prompt,
                 [answer_block("Assistant A's Answer", a), answer_block("Assistant B's Answer", b)],

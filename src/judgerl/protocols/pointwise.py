@@ -75,7 +75,7 @@ class PoS(TaggedProtocol):
             "once: <score>x</score>."
         )
         return [
-            system_message(_TASK, answer, tools),
+            system_message(_TASK, answer, tools, self.anti_hacking),
             user_message(
                 prompt,
                 [answer_block("Assistant's Answer", response)],
