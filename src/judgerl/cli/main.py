@@ -20,7 +20,7 @@ app = typer.Typer(
 def _register() -> None:
     # Sub-command modules only import heavy libraries inside their functions, so `judgerl --help`
     # stays fast.
-    from judgerl.cli import audit_cmd, data_build_cmd, data_cmd, eval_cmd, serve_cmd, train_cmd
+    from judgerl.cli import arena_cmd, audit_cmd, data_build_cmd, data_cmd, eval_cmd, probe_cmd, serve_cmd, train_cmd
 
     app.command("eval")(eval_cmd.eval_command)
     data_cmd.app.command("build")(data_build_cmd.build_command)
@@ -28,6 +28,8 @@ def _register() -> None:
     app.command("train")(train_cmd.train_command)
     app.command("serve")(serve_cmd.serve_command)
     app.command("audit")(audit_cmd.audit_command)
+    app.command("probe")(probe_cmd.probe_command)
+    app.command("arena")(arena_cmd.arena_command)
 
 
 _register()

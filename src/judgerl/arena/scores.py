@@ -1,0 +1,251 @@
+"""Arena scoring: five-level games -> win rates with bootstrap CIs and Bradley-Terry scores.
+
+**Games.** One judgment of (system, opponent) on one prompt, in one order, is a *game* with a
+label seen from the system's side: ``S>>O`` (strong win), ``S>O`` (win), ``S=O`` (tie), ``O>S``
+(loss), ``O>>S`` (strong loss). Arena-Hard-Auto's convention (github.com/lmarena/arena-hard-auto,
+``show_result.py: load_judgments(weight=3)``) scores a game 1 (win), 0.5 (tie) or 0 (loss) and
+counts a strong win or loss as **3** games (``strong_weight``). Each prompt is judged in both
+orders; with N samples per order each sample is a game of weight 1/N. Following Arena-Hard-Auto,
+a prompt is left out of the scores when any of its games is invalid (``n_dropped``), so every
+prompt that counts was judged in both positions.
+
+**Win rate** of a system against the baseline: sum(weight * score) / sum(weight) over its games
+against the baseline. **95% CI**: percentile bootstrap over prompts (Efron & Tibshirani 1993; all
+games of a resampled prompt go together, and every system is resampled on the same prompts in one
+round). Arena-Hard-Auto bootstraps 100 rounds and reports 5%-95% quantiles (90%); judgerl defaults
+to 1000 rounds and 95%.
+
+**Bradley-Terry** (Bradley & Terry, 1952, "Rank Analysis of Incomplete Block Designs: I. The
+Method of Paired Comparisons", Biometrika 39(3/4)): P(i beats j) = sigma(theta_i - theta_j). The
+thetas are fit by maximum likelihood on all games (ties as half a win, the weights above, as in
+Arena-Hard-Auto's ``bt_loss``) with ``scipy.optimize.minimize`` (L-BFGS-B) and a weak Gaussian
+prior (``ridge``, default 0.01) that keeps a perfect record finite; the baseline is anchored at
+theta = 0. Reported on the Elo-like scale of Chatbot Arena / Arena-Hard-Auto v0.1: ``1000 + 400 *
+theta / ln 10`` (baseline = 1000). When every game is against the baseline the fit reduces to
+theta_i = logit(win rate_i) (up to the prior): BT then adds a scale, not information. Games between
+systems (``round_robin``) make it a joint ranking.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+#: Outcomes from the system's side, best first.
+OUTCOMES = ("strong_win", "win", "tie", "loss", "strong_loss")
+_SCORE = {"strong_win": 1.0, "win": 1.0, "tie": 0.5, "loss": 0.0, "strong_loss": 0.0}
+#: Arena label -> outcome for the response shown as A.
+_A_SIDE = {"A>>B": "strong_win", "A>B": "win", "A=B": "tie", "B>A": "loss", "B>>A": "strong_loss"}
+_MIRROR = {"strong_win": "strong_loss", "win": "loss", "tie": "tie", "loss": "win", "strong_loss": "strong_win"}
+ELO_BASE = 1000.0
+ELO_SCALE = 400.0 / math.log(10.0)
+
+
+@dataclass(frozen=True)
+class Game:
+    """One judged game.
+
+    Attributes:
+        question: Prompt id (the bootstrap resamples these).
+        system: The player whose side ``outcome`` is told from.
+        opponent: The other player (the baseline, or another system in a round robin).
+        outcome: One of :data:`OUTCOMES`, or None for an invalid judgment.
+        samples: Samples judged per order (each sample's weight is divided by it).
+    """
+
+    question: str
+    system: str
+    opponent: str
+    outcome: str | None
+    samples: int = 1
+
+
+def outcome_of(label: str | None, system_position: int) -> str | None:
+    """The system's outcome from an arena label (``"A>>B"``, ...) and the system's position (0 = A).
+
+    Raises:
+        ValueError: an unknown label or a position other than 0/1.
+    """
+    if label is None:
+        return None
+    if label not in _A_SIDE:
+        raise ValueError(f"unknown arena label {label!r}")
+    if system_position not in (0, 1):
+        raise ValueError(f"system_position must be 0 or 1, got {system_position!r}")
+    out = _A_SIDE[label]
+    return out if system_position == 0 else _MIRROR[out]
+
+
+def _weights(games: Sequence[Game], strong_weight: float) -> tuple[np.ndarray, np.ndarray]:
+    w = np.array([(strong_weight if g.outcome in ("strong_win", "strong_loss") else 1.0) / g.samples for g in games])
+    y = np.array([_SCORE[g.outcome] for g in games])  # type: ignore[index]
+    return w, y
+
+
+def valid_games(games: Sequence[Game]) -> tuple[list[Game], dict[tuple[str, str], int]]:
+    """Games of the prompts whose games (per system/opponent) are all valid, and per matchup the
+    number of prompts dropped for an invalid game."""
+    bad: set[tuple[str, str, str]] = {(g.system, g.opponent, g.question) for g in games if g.outcome is None}
+    dropped: dict[tuple[str, str], int] = defaultdict(int)
+    for s, o, _ in bad:
+        dropped[(s, o)] += 1
+    return [g for g in games if (g.system, g.opponent, g.question) not in bad], dict(dropped)
+
+
+def win_rate(games: Sequence[Game], strong_weight: float = 3.0) -> float | None:
+    """Weighted score of ``games`` (all valid) from their systems' side; None when empty."""
+    if not games:
+        return None
+    w, y = _weights(games, strong_weight)
+    return float((w * y).sum() / w.sum())
+
+
+def fit_bradley_terry(games: Sequence[Game], players: Sequence[str], anchor: str, strong_weight: float = 3.0,
+                      ridge: float = 0.01, init: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Bradley-Terry strengths (theta, natural-log odds scale) by penalised maximum likelihood.
+
+    Minimises ``-sum_g w_g [y_g log s(t_i - t_j) + (1 - y_g) log s(t_j - t_i)] + ridge/2 sum t^2``
+    over the non-anchor players (``s`` = logistic sigmoid, ``t_anchor = 0``).
+
+    Args:
+        games: Valid games (``outcome`` not None) between ``players``.
+        players: Every player; those without games get 0.
+        anchor: The player fixed at 0 (the baseline).
+        strong_weight: Weight of a strong win / loss (Arena-Hard-Auto: 3).
+        ridge: Strength of the Gaussian prior (> 0).
+        init: Starting strengths (a warm start, e.g. the full-data fit for bootstrap rounds).
+
+    Returns:
+        ``{player: theta}``.
+
+    Raises:
+        ValueError: ``anchor`` not in ``players``, an unknown player in a game, ``ridge`` <= 0.
+    """
+    from scipy.optimize import minimize
+
+    if anchor not in players:
+        raise ValueError(f"anchor {anchor!r} is not a player")
+    if ridge <= 0:
+        raise ValueError(f"ridge must be > 0, got {ridge}")
+    free = [p for p in players if p != anchor]
+    idx = {p: i for i, p in enumerate(free)}
+    if not games or not free:
+        return {p: 0.0 for p in players}
+    for g in games:
+        for p in (g.system, g.opponent):
+            if p not in players:
+                raise ValueError(f"game player {p!r} is not in players")
+    w, y = _weights(games, strong_weight)
+    n = len(free)
+    # design: +1 for the system, -1 for the opponent (anchor columns dropped)
+    x = np.zeros((len(games), n))
+    for r, g in enumerate(games):
+        if g.system in idx:
+            x[r, idx[g.system]] += 1.0
+        if g.opponent in idx:
+            x[r, idx[g.opponent]] -= 1.0
+
+    def nll(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        z = x @ theta
+        # log s(z) = -logaddexp(0, -z); log s(-z) = -logaddexp(0, z)
+        loss = float((w * (y * np.logaddexp(0.0, -z) + (1 - y) * np.logaddexp(0.0, z))).sum())
+        p = 1.0 / (1.0 + np.exp(-z))
+        grad = x.T @ (w * (p - y))
+        return loss + 0.5 * ridge * float(theta @ theta), grad + ridge * theta
+
+    x0 = np.array([float((init or {}).get(p, 0.0)) for p in free])
+    res = minimize(nll, x0, jac=True, method="L-BFGS-B", options={"maxiter": 500, "gtol": 1e-10})
+    theta = {p: float(res.x[idx[p]]) for p in free}
+    theta[anchor] = 0.0
+    return {p: theta[p] for p in players}
+
+
+def elo(theta: float) -> float:
+    """Elo-like display of a BT strength: ``1000 + 400 theta / ln 10``."""
+    return ELO_BASE + ELO_SCALE * theta
+
+
+def _outcome_counts(games: Sequence[Game]) -> dict[str, float]:
+    counts = {o: 0.0 for o in OUTCOMES}
+    for g in games:
+        counts[g.outcome] += 1.0 / g.samples  # type: ignore[index]
+    return counts
+
+
+def score_arena(games: Sequence[Game], baseline: str, systems: Sequence[str], *, strong_weight: float = 3.0,
+                n_bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95, ridge: float = 0.01,
+                ) -> dict[str, Any]:
+    """Win rates against the baseline and BT scores, with bootstrap CIs over prompts.
+
+    Args:
+        games: Every game (invalid ones included: their prompts are dropped per matchup).
+        baseline: The baseline's name.
+        systems: The other players, in input order.
+        strong_weight, ridge: See :func:`fit_bradley_terry`.
+        n_bootstrap: Bootstrap rounds (each resamples the prompts with replacement).
+        seed: Seed of the bootstrap's numpy generator.
+        confidence: CI mass.
+
+    Returns:
+        ``{"baseline", "strong_weight", "n_bootstrap", "confidence", "systems": {name: {"win_rate",
+        "win_rate_ci", "bt_theta", "bt_elo", "bt_elo_ci", "bt_win_rate", "n_prompts", "n_dropped",
+        "n_games", "outcomes"}}}``; a system without a valid game has ``None`` rates and scores.
+
+    Raises:
+        ValueError: ``n_bootstrap`` < 1, ``confidence`` outside (0, 1), an unknown outcome.
+    """
+    if n_bootstrap < 1:
+        raise ValueError(f"n_bootstrap must be >= 1, got {n_bootstrap}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    for g in games:
+        if g.outcome is not None and g.outcome not in _SCORE:
+            raise ValueError(f"unknown game outcome {g.outcome!r}")
+    players = [baseline, *systems]
+    good, dropped = valid_games(games)
+    by_q: dict[str, list[Game]] = defaultdict(list)
+    for g in good:
+        by_q[g.question].append(g)
+    questions = sorted(by_q)
+
+    def rates(gs: Sequence[Game]) -> dict[str, float | None]:
+        return {s: win_rate([g for g in gs if g.system == s and g.opponent == baseline], strong_weight) for s in systems}
+
+    point_wr = rates(good)
+    point_bt = fit_bradley_terry(good, players, baseline, strong_weight, ridge)
+    rng = np.random.default_rng(seed)
+    boot_wr: dict[str, list[float]] = {s: [] for s in systems}
+    boot_bt: dict[str, list[float]] = {s: [] for s in systems}
+    for _ in range(n_bootstrap if questions else 0):
+        pick = rng.integers(0, len(questions), size=len(questions))
+        gs = [g for i in pick for g in by_q[questions[i]]]
+        for s, v in rates(gs).items():
+            if v is not None:
+                boot_wr[s].append(v)
+        for s, v in fit_bradley_terry(gs, players, baseline, strong_weight, ridge, init=point_bt).items():
+            if s != baseline:
+                boot_bt[s].append(elo(v))
+    alpha = (1 - confidence) / 2
+
+    def ci(vals: list[float]) -> list[float] | None:
+        return [float(q) for q in np.quantile(vals, [alpha, 1 - alpha])] if vals else None
+
+    out: dict[str, Any] = {}
+    for s in systems:
+        mine = [g for g in good if g.system == s and g.opponent == baseline]
+        played = any(s in (g.system, g.opponent) for g in good)  # else BT knows nothing about s
+        out[s] = {
+            "win_rate": point_wr[s], "win_rate_ci": ci(boot_wr[s]),
+            "bt_theta": point_bt[s] if played else None, "bt_elo": elo(point_bt[s]) if played else None,
+            "bt_elo_ci": ci(boot_bt[s]) if played else None,
+            "bt_win_rate": 1.0 / (1.0 + math.exp(-point_bt[s])) if played else None,
+            "n_prompts": len({g.question for g in mine}), "n_dropped": dropped.get((s, baseline), 0),
+            "n_games": round(sum(1.0 / g.samples for g in mine), 6), "outcomes": _outcome_counts(mine),
+        }
+    return {"baseline": baseline, "strong_weight": strong_weight, "n_bootstrap": n_bootstrap,
+            "confidence": confidence, "ridge": ridge, "bt_elo_baseline": ELO_BASE, "systems": out,
+            "dropped_by_matchup": {f"{s} vs {o}": n for (s, o), n in sorted(dropped.items())}}

@@ -1,0 +1,89 @@
+"""`judgerl arena --judge M --baseline FILE SYSTEM_FILES…`: Arena-Hard-style win rates against a
+baseline (see judgerl.arena and docs/arena.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+_FIELD_HELP = ("Field mapping CANONICAL=RECORD_FIELD for every input file (repeatable; dotted paths allowed): "
+               "id=…, prompt=…, response=…, e.g. --field prompt=question --field response=output.")
+
+
+def arena_command(
+    systems: List[str] = typer.Argument(..., help="System output files (JSONL of {id, prompt?, response}); "
+                                        "NAME=PATH names a system (default: the file stem)."),
+    judge: str = typer.Option(..., "--judge", "-m", help="Judge model: smollm2-135m, hf/<path>, openai/<model>, "
+                              "vllm/<path>, scripted/<file>, or a local directory."),
+    baseline: str = typer.Option(..., "--baseline", "-b", help="The baseline's outputs (JSONL of {id, prompt, "
+                                 "response}); NAME=PATH allowed."),
+    protocol: str = typer.Option("arena", "--protocol", "-p", help="Pairwise protocol: arena (five levels), or "
+                                 "pav / pas / pavs (wins and ties only)."),
+    protocol_arg: Optional[List[str]] = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE "
+                                                     "(repeatable)."),
+    anti_hacking: bool = typer.Option(False, "--anti-hacking", help="Add the anti-hacking instruction to the judge "
+                                      "prompt."),
+    field: Optional[List[str]] = typer.Option(None, "--field", help=_FIELD_HELP),
+    round_robin: bool = typer.Option(False, "--round-robin", help="Also judge every pair of systems (a joint "
+                                     "Bradley-Terry ranking; k(k-1)/2 more series)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the baseline's first N prompts."),
+    strong_weight: float = typer.Option(3.0, "--strong-weight", min=1.0, help="Games a strong win/loss counts as "
+                                        "(Arena-Hard-Auto: 3)."),
+    samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judgment samples per prompt and order."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature "
+                                                "(default: 0 for one sample, 0.7 for several)."),
+    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass."),
+    max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per judgment."),
+    force_answer: bool = typer.Option(False, "--force-answer", help="Prefill the answer tag when a judgment ends "
+                                      "without its final answer."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the orders, sampling and bootstrap."),
+    n_bootstrap: int = typer.Option(1000, "--bootstrap", min=1, help="Bootstrap rounds of the CIs."),
+    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Judgments per backend call and durable write."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory (leaderboard.md, leaderboard.png, "
+                             "summary.json, games/)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Discard previous results instead of resuming."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+) -> None:
+    """Arena-Hard-style win rates of systems against a baseline.
+
+    Each system is judged against the baseline in both orders with five-level labels; writes win rates with
+    bootstrap CIs, Bradley-Terry scores, a leaderboard and a plot. Re-running the same command resumes.
+    """
+    from dataclasses import replace
+
+    from judgerl.arena import load_system, run_arena
+    from judgerl.cli.data_cmd import parse_field_options
+    from judgerl.cli.judge_options import make_judge, make_params, make_protocol
+    from judgerl.eval import RunConfigMismatch
+
+    proto = make_protocol(protocol, protocol_arg, anti_hacking)
+    params = make_params(max_new_tokens, temperature, top_p, samples)
+    fmap = parse_field_options(field)
+    base = load_system(baseline, fmap, require_prompt=True)
+    if limit is not None:
+        keep = list(base.prompts)[:limit]
+        base = replace(base, responses={k: base.responses[k] for k in keep}, prompts={k: base.prompts[k] for k in keep},
+                       locations={k: base.locations[k] for k in keep})
+    loaded = [load_system(s, fmap) for s in systems]
+    j = make_judge(judge, proto, params, force_answer=force_answer, seed=seed)
+    info = {"model_arg": judge, "baseline": base.path, "systems": [s.path for s in loaded], "limit": limit}
+    try:
+        summary = run_arena(j, base, loaded, out, round_robin=round_robin, samples=samples, batch_size=batch_size,
+                            resume=not overwrite, progress=progress, n_bootstrap=n_bootstrap,
+                            strong_weight=strong_weight, info=info)
+    except RunConfigMismatch as e:
+        typer.echo(f"error: {e}", err=True)
+        raise SystemExit(2) from e
+    except KeyboardInterrupt:
+        typer.echo(f"\ninterrupted: finished judgments are saved in {out}; run the same command to resume", err=True)
+        raise SystemExit(130) from None
+    for r in summary["leaderboard"]:
+        ci = r["win_rate_ci"]
+        ci_s = f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else ""
+        wr = "    -" if r["win_rate"] is None else f"{100 * r['win_rate']:5.1f}%"
+        bt = "-" if r["bt_elo"] is None else f"{r['bt_elo']:.0f}"
+        typer.echo(f"{r['rank']:>3}. {r['system']:<30} win rate {wr}{ci_s}  BT {bt}"
+                   + ("  (baseline)" if r.get("baseline") else ""))
+    typer.echo(f"wrote {out / 'leaderboard.md'}, {out / 'leaderboard.png'}, {out / 'summary.json'}")
