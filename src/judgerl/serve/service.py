@@ -71,6 +71,9 @@ class ServeConfig:
         dedup_ttl_s: How long (seconds) a finished request's answer is kept for retries that
             carry the same request id.
         dedup_max: Most finished answers kept for retries.
+        audit_flags: Flag each ``/v1/rewards`` response with the reward-hacking audit
+            (:func:`judgerl.audit.flag_response` with its prompt): per-item ``flags`` in the answer,
+            counts per kind in ``/health`` (``flag:<kind>``, ``flagged_responses``). Rewards are unchanged.
     """
 
     max_batch_size: int = 32
@@ -90,6 +93,7 @@ class ServeConfig:
     master_keys: tuple[str, ...] = field(default_factory=lambda: DEFAULT_MASTER_KEYS)
     dedup_ttl_s: float = 600.0
     dedup_max: int = 10_000
+    audit_flags: bool = True
 
     def __post_init__(self) -> None:
         for name in ("max_batch_size", "max_pending", "max_body_bytes", "max_json_depth", "max_items",
@@ -316,7 +320,9 @@ class JudgeService:
         Returns:
             ``{"rewards", "valid", "scores", "errors", "n_invalid", "n_guarded", "invalid_reasons",
             "invalid_reward"}``; ``scores`` are raw judge scores (pointwise) or None; ``errors`` a
-            per-item generation error or None.
+            per-item generation error or None. With ``ServeConfig.audit_flags`` (default): ``flags``, the
+            reward-hacking kinds found in each item's response (:func:`judgerl.audit.flag_response`; e.g.
+            ``["fake_end_marker"]``).
 
         Raises:
             ApiError: 422 when a pairwise server gets an item without ``reference``; 400 for a
@@ -371,6 +377,7 @@ class JudgeService:
                 self.counts[g] += 1
         n_invalid = valid.count(False)
         self.counts["invalid_judgments"] += n_invalid
+        audit = await self._flags(items)
         return {
             "rewards": rewards,
             "valid": valid,
@@ -380,7 +387,7 @@ class JudgeService:
             "n_guarded": sum(g is not None for g in guarded),
             "invalid_reasons": dict(reasons),
             "invalid_reward": cfg.invalid_reward,
-        }
+        } | audit
 
     async def openrlhf(self, req: Any, gone: GoneCheck | None = None) -> dict[str, Any]:
         """OpenRLHF remote reward: split each query into prompt + response, then :meth:`rewards`.
@@ -406,7 +413,8 @@ class JudgeService:
         return {
             "rewards": out["rewards"],
             "scores": out["rewards"],
-            "extra_logs": {"judge_valid": [float(v) for v in out["valid"]]},
+            "extra_logs": {"judge_valid": [float(v) for v in out["valid"]]}
+            | ({"audit_flagged": [float(bool(f)) for f in out["flags"]]} if "flags" in out else {}),
         }
 
     # -- retries, guards, limits ----------------------------------------------------------------
@@ -441,6 +449,21 @@ class JudgeService:
         while len(self._done) > self.config.dedup_max:
             self._done.popitem(last=False)
         return result
+
+    async def _flags(self, items: Sequence[Any]) -> dict[str, Any]:
+        """``{"flags": [kinds found in each item's response]}`` (the reward-hacking audit, off the event
+        loop), counted per kind; ``{}`` when ``ServeConfig.audit_flags`` is off."""
+        if not self.config.audit_flags:
+            return {}
+        from judgerl.audit import flag_response
+
+        flags = await asyncio.to_thread(lambda: [flag_response(it.response, it.prompt) for it in items])
+        for f in flags:
+            if f:
+                self.counts["flagged_responses"] += 1
+            for kind in f:
+                self.counts[f"flag:{kind}"] += 1
+        return {"flags": flags}
 
     def _guard(self, response: str) -> str | None:
         return guard_reason(response, self.config.guard_empty, self.config.master_keys)
