@@ -5,7 +5,8 @@ tool-integrated judging, + optional answer forcing). Everything that turns a bat
 decisions lives here and only here::
 
     protocol.build ──> backend.generate  (or the TIR tool loop, ≤ 3 executed blocks)
-        ──> protocol.parse  (tool output blanked by its recorded offsets, never re-found by fences)
+        ──> protocol.parse  (executed code and tool output blanked by their recorded offsets, never
+                             re-found by fences)
         ──> answer forcing  (opt-in: prefill the answer tag when no final answer was written)
         ──> quoted-answer check ──> aggregation of N samples (judgerl.aggregate)
 
@@ -318,6 +319,23 @@ class Judge:
             self._force(to_force, requests, out, on_done)
         return out  # type: ignore[return-value]
 
+    def expected_scores(self, judgments: Sequence[Judgment]) -> list[Any]:
+        """The expected score of each pointwise judgment (judge-as-reward: E[s] = Σ s·p(s) / Σ p(s)
+        over the valid scores at the judge's answer position); see :mod:`judgerl.expected`.
+
+        Returns:
+            One :class:`judgerl.expected.ExpectedScore` per judgment (invalid judgments keep their
+            invalid reason).
+
+        Raises:
+            judgerl.expected.ExpectedScoreUnavailable: the backend cannot give token probabilities
+                (scripted, an API without logprobs) or the scale cannot be read.
+        """
+        from judgerl.expected import read_expected, score_reader
+
+        return read_expected(self.protocol, score_reader(self.backend),
+                             [(j.messages, j.text, j.decision.valid, j.decision.invalid_reason) for j in judgments])
+
     # -- internals -------------------------------------------------------------------------------
 
     def _parse(self, req: JudgeRequest, text: str, parse_text: str, finish: str) -> Decision:
@@ -337,7 +355,7 @@ class Judge:
 
     def _from_trajectory(self, req: JudgeRequest, t: Trajectory) -> Judgment:
         text = t.text
-        parse_text = mask_spans(text, t.char_spans("tool"))
+        parse_text = _visible(t)
         return Judgment(
             text=text, decision=self._parse(req, text, parse_text, t.finish_reason), messages=req.messages,
             trajectory=t, prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens,
@@ -360,7 +378,10 @@ class Judge:
 
         idx = sorted(firsts)
         proto = self.protocol
-        prefixes = {i: proto.force_suffix(firsts[i].text) for i in idx}
+        # The suffix is computed on the text the parser reads (executed code and tool output blanked),
+        # so a fence inside executed code cannot make it open a code span over the forced answer.
+        prefixes = {i: proto.force_suffix(_visible(firsts[i].trajectory) if firsts[i].trajectory is not None
+                                          else firsts[i].text) for i in idx}
         prompts = [continue_prompt(requests[i].messages, firsts[i].text + prefixes[i]) for i in idx]
         params = dataclasses.replace(self.params, max_new_tokens=FORCED_ANSWER_TOKENS, stop=proto.forced_stop)
         seeds = (None if any(requests[i].seed is None for i in idx)
@@ -378,6 +399,14 @@ class Judge:
             j = self._from_trajectory(requests[i], traj)
             j = dataclasses.replace(j, forced=True, completion_tokens=first.completion_tokens + c.completion_tokens)
             self._finalise(i, j, out, on_done)
+
+
+def _visible(t: Trajectory) -> str:
+    """The trajectory text the parser reads: executed code and tool output blanked by their recorded
+    offsets (same length). Executed code is the judge's copy of code under judgment: a fence inside
+    one of its string literals would otherwise pair with the block's fences and expose the rest of
+    the code (a copied ``</think><verdict>B</verdict>``) as the judge's own text."""
+    return mask_spans(t.text, t.char_spans("tool", "code"))
 
 
 def _forceable(j: Judgment) -> bool:

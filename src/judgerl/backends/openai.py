@@ -238,6 +238,74 @@ class OpenAIBackend:
         """Close the HTTP client and stop the loop thread (also done at garbage collection)."""
         self._finalizer()
 
+    def top_logprobs(self, prompts: Sequence[Messages], k: int = 20) -> list[list[tuple[str, float]] | str]:
+        """The top-``k`` alternatives of the first token the model would generate after each prompt.
+
+        One greedy request per prompt with ``max_tokens=1`` and ``logprobs``: ``logprobs=True,
+        top_logprobs=k`` on ``/v1/chat/completions`` (a trailing assistant message is continued as in
+        :meth:`generate`), or ``logprobs=k`` on ``/v1/completions`` with ``prefill="completions"``.
+        Used for the expected score (:class:`judgerl.expected.TopLogprobReader`).
+
+        Returns:
+            Per prompt: ``[(token text, natural-log probability), ...]``, or an error message (str)
+            when the request failed after retries or the server sent no logprobs.
+
+        Raises:
+            OpenAIBackendError: a client error (bad option, key, model), as in :meth:`generate`.
+            ValueError: ``k`` < 1.
+        """
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        if not prompts:
+            return []
+        return self._loop_thread().run(self._atop_logprobs(list(prompts), k))
+
+    async def _atop_logprobs(self, prompts: list[Messages], k: int) -> list[list[tuple[str, float]] | str]:
+        client, sem = await self._ensure_client()
+
+        async def one(i: int, msgs: Messages) -> list[tuple[str, float]] | str:
+            async with sem:
+                try:
+                    return await self._logprob_request(client, msgs, k)
+                except openai.OpenAIError as exc:
+                    status = getattr(exc, "status_code", None)
+                    msg = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                    self._count(failures=1)
+                    if status in FATAL_STATUS and not is_context_error(exc):
+                        raise OpenAIBackendError(f"{self.name} at {client.base_url}: logprobs of prompt {i} "
+                                                 f"failed: HTTP {status}: {msg}", status=status) from exc
+                    return f"{'HTTP ' + str(status) if status is not None else type(exc).__name__}: {msg}"
+
+        return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts))))
+
+    async def _logprob_request(self, client: openai.AsyncOpenAI, msgs: Messages, k: int) -> list[tuple[str, float]] | str:
+        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": 1, "temperature": 0.0}
+        extra = dict(self.extra_body)
+        prefill = msgs[-1].get("role") == "assistant"
+        if prefill and self.prefill == "completions":
+            if extra:
+                kwargs["extra_body"] = extra
+            resp = await client.completions.create(prompt=self._render(msgs), logprobs=k, **kwargs)
+            lp = resp.choices[0].logprobs if resp.choices else None
+            tops = getattr(lp, "top_logprobs", None) if lp is not None else None
+            self._count(requests=1)
+            if not tops or tops[0] is None:
+                return "the server returned no logprobs (/v1/completions with logprobs=k)"
+            return [(str(t), float(v)) for t, v in dict(tops[0]).items()]
+        if prefill:
+            extra.update({"continue_final_message": True, "add_generation_prompt": False})
+        if extra:
+            kwargs["extra_body"] = extra
+        resp = await client.chat.completions.create(
+            messages=[{"role": m["role"], "content": m["content"]} for m in msgs], logprobs=True,
+            top_logprobs=min(k, 20), **kwargs)
+        self._count(requests=1)
+        lp = resp.choices[0].logprobs if resp.choices else None
+        content = getattr(lp, "content", None) if lp is not None else None
+        if not content:
+            return "the server returned no logprobs (chat completions with logprobs=true)"
+        return [(str(t.token), float(t.logprob)) for t in (content[0].top_logprobs or [])]
+
     # -- internals -------------------------------------------------------------------------------
 
     def _loop_thread(self) -> _LoopThread:

@@ -155,6 +155,40 @@ class VLLMBackend:
                 on_result(i, c)  # type: ignore[arg-type]
         return out  # type: ignore[return-value]
 
+    def top_logprobs(self, prompts: Sequence[Messages], k: int = 20) -> list[list[tuple[str, float]] | str]:
+        """See :func:`top_logprobs` (for the expected score, :mod:`judgerl.expected`)."""
+        return top_logprobs(self, prompts, k)
+
+
+def top_logprobs(backend: "VLLMBackend", prompts: Sequence[Messages], k: int = 20) -> list[list[tuple[str, float]] | str]:
+    """The top-``k`` alternatives of the first token vLLM would generate after each prompt
+    (greedy, ``max_tokens=1``, ``SamplingParams(logprobs=k)``; a trailing assistant message is continued).
+
+    Returns:
+        Per prompt: ``[(decoded token, natural-log probability), ...]`` or an error message (str).
+
+    Raises:
+        ValueError: ``k`` < 1 or a malformed message.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    convs = [_conversation(p, i) for i, p in enumerate(prompts)]
+    out: list[list[tuple[str, float]] | str] = ["not generated"] * len(convs)
+    sp = backend._vllm.SamplingParams(n=1, max_tokens=1, temperature=0.0, logprobs=k)
+    for cont in (False, True):
+        idx = [i for i, c in enumerate(convs) if (c[-1]["role"] == "assistant") == cont]
+        if not idx:
+            continue
+        results = backend.llm.chat([convs[i] for i in idx], sampling_params=sp, use_tqdm=False,
+                                   add_generation_prompt=not cont, continue_final_message=cont)
+        for i, r in zip(idx, results):
+            steps = r.outputs[0].logprobs if r.outputs else None
+            if not steps:
+                out[i] = "vLLM returned no logprobs"
+                continue
+            out[i] = [(str(getattr(v, "decoded_token", None) or ""), float(v.logprob)) for v in steps[0].values()]
+    return out
+
 
 def _conversation(messages: Messages, index: int) -> list[dict[str, str]]:
     conv = []

@@ -30,6 +30,10 @@ def _register() -> None:
     app.command("audit")(audit_cmd.audit_command)
     app.command("probe")(probe_cmd.probe_command)
     app.command("arena")(arena_cmd.arena_command)
+    from judgerl.cli import label_cmd
+
+    app.command("label")(label_cmd.label_command)
+    app.command("agree")(label_cmd.agree_command)
 
 
 _register()

@@ -47,6 +47,9 @@ def serve_command(
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     verbose: bool = typer.Option(False, "--verbose", help="Print the runtime settings (OpenMP wait policy, "
                                  "threads) and the backend's engine at start-up."),
+    score_mode: Optional[str] = typer.Option(None, "--score-mode", help="Pointwise scores: parsed, mean or "
+                                             "expected (probability-weighted; hf/openai/vllm judges). Default: "
+                                             "mean with --samples > 1, else parsed."),
 ) -> None:
     """Serve a judge over HTTP: /v1/judge/pairwise, /v1/judge/listwise, /v1/score, /v1/rewards, /get_reward
     (OpenRLHF), /health."""
@@ -74,6 +77,7 @@ def serve_command(
             samples=samples,
             invalid_reward=invalid_reward,
             pairwise_both_orders=both_orders,
+            score_mode=score_mode,
         )
     except (ValueError, TypeError) as e:
         typer.echo(f"error: {e}", err=True)

@@ -20,6 +20,8 @@ def train_command(
     model: Optional[str] = typer.Option(None, "--model", help="Model: smollm2-135m or a local model directory."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --output-dir from its newest "
                                 "checkpoint, with the config it saved (config.json); --config is then optional."),
+    reward_url: Optional[str] = typer.Option(None, "--reward-url", help="Policy recipes (policy-grpo): take "
+                                             "rewards from this `judgerl serve` server instead of an in-process judge."),
     list_recipes: bool = typer.Option(False, "--list-recipes", help="List the built-in recipes and exit."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved config and exit."),
     verbose: bool = typer.Option(False, "--verbose", help="Print the runtime settings (OpenMP wait policy, "
@@ -47,6 +49,16 @@ def train_command(
         if resume:
             raise typer.BadParameter("--resume: no saved config.json in --output-dir; give --config as well")
         raise typer.BadParameter("--config is required (a recipe name or a YAML file); see --list-recipes")
+    from judgerl.train.policy_config import is_policy_recipe
+
+    if is_policy_recipe(config):  # task: policy -- a policy trained against a judge (judgerl.train.policy)
+        from judgerl.cli.policy_cmd import policy_train
+
+        policy_train(config, list(overrides), data=data, output_dir=output_dir, max_steps=max_steps, model=model,
+                     resume=resume, reward_url=reward_url, dry_run=dry_run)
+        return
+    if reward_url is not None:
+        raise typer.BadParameter("--reward-url applies to policy recipes (task: policy, e.g. policy-grpo)")
     extra = list(overrides)
     if data is not None:
         extra.append(f"data.path={data}")

@@ -240,12 +240,12 @@ def create_app(
 
     @app.post("/v1/score")
     async def score(request: Request, req: ScoreRequest) -> dict[str, Any]:
-        return await answer(request, req, service.score, "score")
+        return await answer(request, req, lambda items, gone: service.score(items, gone, req.score_mode), "score")
 
     @app.post("/v1/rewards")
     async def rewards(request: Request, req: RewardsRequest) -> dict[str, Any]:
         out = await service.once(_request_id(request, "rewards"),
-                                 lambda: service.rewards(req.items, request.is_disconnected))
+                                 lambda: service.rewards(req.items, request.is_disconnected, req.score_mode))
         service.counts["rewards"] += 1
         return out
 

@@ -13,7 +13,6 @@ from typing import Any, Callable, Mapping, Sequence
 
 import httpx
 
-from judgerl.rewards._columns import completion_text, prompt_text
 
 #: Statuses worth retrying: the server is overloaded or restarting.
 RETRY_STATUS = frozenset({502, 503, 504})
@@ -40,6 +39,9 @@ class JudgeClient:
         max_retries: Retries on connection errors and 502/503/504 (capped exponential backoff with
             full jitter, starting at ``backoff_base_s``; a ``Retry-After`` header wins).
         transport: Optional httpx transport (tests).
+        max_retry_s: Keep retrying those failures until this many seconds have passed since the first
+            attempt, even beyond ``max_retries`` (long enough for a server restart); None = count only.
+        max_backoff_s: Longest wait between two attempts, in seconds.
 
     Every call carries an ``X-Request-ID`` that its retries reuse, so a retry after a read timeout
     is never judged twice.
@@ -56,10 +58,14 @@ class JudgeClient:
         max_retries: int = 3,
         backoff_base_s: float = 0.5,
         transport: httpx.BaseTransport | None = None,
+        max_retry_s: float | None = None,
+        max_backoff_s: float = 30.0,
     ) -> None:
         self.url = url.rstrip("/")
         self.max_retries = max_retries
         self.backoff_base_s = backoff_base_s
+        self.max_retry_s = max_retry_s
+        self.max_backoff_s = max_backoff_s
         self._http = httpx.Client(base_url=self.url, timeout=timeout_s, transport=transport)
 
     def close(self) -> None:
@@ -76,17 +82,25 @@ class JudgeClient:
         # first attempt (in flight or finished) instead of judging the same items again.
         headers = {"X-Request-ID": uuid.uuid4().hex}
         attempt = 0
+        started = time.monotonic()
+
+        def give_up() -> bool:
+            if attempt < self.max_retries:
+                return False
+            return self.max_retry_s is None or time.monotonic() - started >= self.max_retry_s
+
         while True:
             try:
                 r = self._http.request(method, path, json=payload, headers=headers)
             except httpx.TransportError as e:  # incl. read timeouts: the server may still be judging
-                if attempt >= self.max_retries:
-                    raise JudgeClientError(f"{self.url}{path}: {type(e).__name__}: {e}") from e
+                if give_up():
+                    raise JudgeClientError(f"{self.url}{path}: {type(e).__name__}: {e} (after {attempt + 1} "
+                                           f"attempts in {time.monotonic() - started:.0f} s)") from e
                 delay = None
             else:
                 if r.status_code < 400:
                     return r.json()
-                if r.status_code not in RETRY_STATUS or attempt >= self.max_retries:
+                if r.status_code not in RETRY_STATUS or give_up():
                     try:
                         msg = r.json().get("error", r.text)
                     except ValueError:
@@ -95,7 +109,9 @@ class JudgeClient:
                 hint = r.headers.get("retry-after")
                 delay = float(hint) if hint and hint.replace(".", "", 1).isdigit() else None
             if delay is None:
-                delay = random.uniform(0, min(30.0, self.backoff_base_s * 2**attempt))
+                delay = random.uniform(0, min(self.max_backoff_s, self.backoff_base_s * 2 ** min(attempt, 30)))
+            if self.max_retry_s is not None:  # never sleep past the retry budget
+                delay = min(delay, max(0.0, self.max_retry_s - (time.monotonic() - started)) + 0.01)
             attempt += 1
             time.sleep(delay)
 
@@ -111,17 +127,29 @@ class JudgeClient:
         """Rank ``[{prompt, responses: [...]}, ...]`` (listwise servers); one result per item."""
         return self._call("POST", "/v1/judge/listwise", {"items": [dict(i) for i in items]})["results"]
 
-    def score(self, items: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
-        """Score ``[{prompt, response}, ...]`` (pointwise servers); one result dict per item."""
-        return self._call("POST", "/v1/score", {"items": [dict(i) for i in items]})["results"]
+    def score(self, items: Sequence[Mapping[str, str]], score_mode: str | None = None) -> list[dict[str, Any]]:
+        """Score ``[{prompt, response}, ...]`` (pointwise servers); one result dict per item.
+        ``score_mode``: ``parsed`` / ``mean`` / ``expected`` (None: the server's default)."""
+        body: dict[str, Any] = {"items": [dict(i) for i in items]}
+        if score_mode is not None:
+            body["score_mode"] = score_mode
+        return self._call("POST", "/v1/score", body)["results"]
 
     def rewards(
         self,
         prompts: Sequence[str],
         responses: Sequence[str],
         references: Sequence[str | None] | None = None,
+        score_mode: str | None = None,
+        retry_failed: int = 0,
     ) -> dict[str, Any]:
-        """``POST /v1/rewards``; returns the server's answer (``rewards``, ``valid``, ``scores``, ``n_invalid``).
+        """``POST /v1/rewards``; returns the server's answer (``rewards``, ``valid``, ``scores``, ``n_invalid``,
+        ``reasons``; pointwise: ``score_mode``). ``score_mode`` as in :meth:`score`.
+
+        ``retry_failed`` > 0: items the server failed to judge (reason ``generation_failed``: a backend
+        error, a server shutting down mid-batch) are requested again, as a new request, up to that many
+        rounds; items still failing then raise :class:`JudgeClientError` -- they never come back as a
+        silent invalid reward.
 
         Raises:
             ValueError: the sequences differ in length.
@@ -137,7 +165,26 @@ class JudgeClient:
             if references is not None and references[i] is not None:
                 item["reference"] = references[i]
             items.append(item)
-        return self._call("POST", "/v1/rewards", {"items": items})
+        body: dict[str, Any] = {"items": items}
+        if score_mode is not None:
+            body["score_mode"] = score_mode
+        out = self._call("POST", "/v1/rewards", body)
+        for round_ in range(retry_failed + 1):
+            failed = [i for i, r in enumerate(out.get("reasons") or []) if r == "generation_failed"]
+            if not failed:
+                return out
+            if round_ == retry_failed:
+                first = next((out["errors"][i] for i in failed if out.get("errors") and out["errors"][i]), "")
+                raise JudgeClientError(f"{self.url}/v1/rewards: {len(failed)} of {len(items)} items could not be "
+                                       f"judged after {retry_failed} retries ({first})")
+            time.sleep(random.uniform(0, min(self.max_backoff_s, self.backoff_base_s * 2**round_)))
+            again = self._call("POST", "/v1/rewards", body | {"items": [items[i] for i in failed]})
+            for k, i in enumerate(failed):
+                for key in ("rewards", "valid", "scores", "errors", "reasons"):
+                    if key in out and key in again:
+                        out[key][i] = again[key][k]
+            out["n_invalid"] = out["valid"].count(False)
+        return out
 
 
 def remote_reward(
@@ -148,6 +195,9 @@ def remote_reward(
     timeout_s: float = 300.0,
     max_retries: int = 3,
     name: str = "judge_reward",
+    score_mode: str | None = None,
+    max_retry_s: float | None = None,
+    retry_failed: int = 2,
 ) -> Callable[..., list[float | None]]:
     """A TRL reward function (``fn(completions, prompts=None, **columns) -> list[float | None]``)
     that asks a judgerl reward server for one reward per completion.
@@ -157,29 +207,21 @@ def remote_reward(
         reference_column: Dataset column holding a reference response (needed by pairwise servers).
         invalid_as_none: Return None where the judge's output could not be parsed (TRL then
             ignores that reward function for the sample) instead of the server's ``invalid_reward``.
-        timeout_s, max_retries: See :class:`JudgeClient`.
+        timeout_s, max_retries, max_retry_s: See :class:`JudgeClient` (``max_retry_s``: keep retrying a
+            server that is down or restarting this long, in seconds).
         name: ``__name__`` of the function (TRL logs rewards under it).
+        score_mode: ``parsed`` / ``mean`` / ``expected`` for pointwise servers (None: the server's).
+        retry_failed: Rounds of re-requesting items the server failed to judge (:meth:`JudgeClient.rewards`).
 
     Returns:
-        The reward function. It raises :class:`JudgeClientError` when the server fails, ``KeyError``
-        when ``reference_column`` is missing from the batch, and ``ValueError`` without ``prompts``.
+        A :class:`judgerl.rewards.judge.JudgeReward` (its ``last`` holds the latest batch's scores and score
+        mode; ``client`` the :class:`JudgeClient`). It raises :class:`JudgeClientError` when the server fails,
+        ``KeyError`` when ``reference_column`` is missing from the batch, and ``ValueError`` without ``prompts``.
     """
-    client = JudgeClient(url, timeout_s=timeout_s, max_retries=max_retries)
+    from judgerl.rewards.judge import JudgeReward, server_fetch
 
-    def reward(completions: Sequence[Any], prompts: Sequence[Any] | None = None, **kwargs: Any) -> list[float | None]:
-        if prompts is None:
-            raise ValueError("remote_reward needs the prompts (TRL passes them as prompts=...)")
-        refs = None
-        if reference_column is not None:
-            if reference_column not in kwargs:
-                raise KeyError(f"reference column {reference_column!r} not in the batch; columns: {sorted(kwargs)}")
-            refs = [completion_text(r) if r is not None else None for r in kwargs[reference_column]]
-        out = client.rewards([prompt_text(p) for p in prompts], [completion_text(c) for c in completions], refs)
-        if invalid_as_none:
-            return [r if ok else None for r, ok in zip(out["rewards"], out["valid"])]
-        return [float(r) for r in out["rewards"]]
-
-    reward.__name__ = name
-    reward.__qualname__ = name
+    client = JudgeClient(url, timeout_s=timeout_s, max_retries=max_retries, max_retry_s=max_retry_s)
+    reward = JudgeReward(server_fetch(client, reference_column=reference_column, score_mode=score_mode,
+                                      retry_failed=retry_failed), invalid_as_none=invalid_as_none, name=name)
     reward.client = client  # type: ignore[attr-defined]
     return reward

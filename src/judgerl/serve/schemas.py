@@ -15,7 +15,7 @@ instead of being ignored. Sizes (item counts, text lengths) are checked by the a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -91,12 +91,17 @@ class PairwiseRequest(_Strict):
         return self
 
 
+#: ``score_mode`` of a pointwise request (see :mod:`judgerl.serve.score_modes`); None = the server's.
+ScoreModeField = Literal["parsed", "mean", "expected"] | None
+
+
 class ScoreRequest(_Strict):
-    """Body of ``POST /v1/score``: one response inline or a batch under ``items``."""
+    """Body of ``POST /v1/score``: one response inline or a batch under ``items`` (+ ``score_mode``)."""
 
     prompt: str | None = None
     response: str | None = None
     items: list[PointItem] | None = Field(default=None, min_length=1)
+    score_mode: ScoreModeField = None
 
     @model_validator(mode="before")
     @classmethod
@@ -153,9 +158,10 @@ class ListwiseRequest(_Strict):
 
 
 class RewardsRequest(_Strict):
-    """Body of ``POST /v1/rewards``."""
+    """Body of ``POST /v1/rewards`` (``score_mode``: pointwise servers only)."""
 
     items: list[RewardItem] = Field(min_length=1)
+    score_mode: ScoreModeField = None
 
 
 class OpenRLHFRequest(BaseModel):

@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
 from judgerl.aggregate import aggregate_decisions
+from judgerl.expected import SCORE_MODES
+from judgerl.serve.score_modes import ScoreMode, check_score_mode, pointwise_scores, resolve_score_mode, score_items
 from judgerl.judge import Judge, JudgeInput, JudgeRequest, Judgment
 from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason
 from judgerl.serve.batcher import ClientGone, GoneCheck, MicroBatcher, ServerBusy
@@ -74,6 +76,8 @@ class ServeConfig:
         audit_flags: Flag each ``/v1/rewards`` response with the reward-hacking audit
             (:func:`judgerl.audit.flag_response` with its prompt): per-item ``flags`` in the answer,
             counts per kind in ``/health`` (``flag:<kind>``, ``flagged_responses``). Rewards are unchanged.
+        score_mode: Pointwise scores: ``parsed``, ``mean`` or ``expected`` (None: ``mean`` with several
+            samples, else ``parsed``); requests may choose their own. See :mod:`judgerl.serve.score_modes`.
     """
 
     max_batch_size: int = 32
@@ -94,8 +98,11 @@ class ServeConfig:
     dedup_ttl_s: float = 600.0
     dedup_max: int = 10_000
     audit_flags: bool = True
+    score_mode: str | None = None
 
     def __post_init__(self) -> None:
+        if self.score_mode is not None and self.score_mode not in SCORE_MODES:
+            raise ValueError(f"ServeConfig.score_mode must be one of {', '.join(SCORE_MODES)}, got {self.score_mode!r}")
         for name in ("max_batch_size", "max_pending", "max_body_bytes", "max_json_depth", "max_items",
                      "max_text_chars", "samples", "dedup_max"):
             if getattr(self, name) < 1:
@@ -143,6 +150,7 @@ class JudgeService:
                 self.score_range = (float(lo), float(hi))
         if self.protocol.kind == "pointwise" and self.score_range is None:
             raise ValueError(f"protocol {self.protocol.name!r} has no min_score/max_score; pass ServeConfig.score_range")
+        self.expected_why = check_score_mode(judge, config.score_mode)
         self.batcher: MicroBatcher[JudgeRequest, Judgment] = MicroBatcher(
             judge.run, max_batch_size=config.max_batch_size, max_wait_ms=config.max_wait_ms,
             max_pending=config.max_pending,
@@ -160,9 +168,10 @@ class JudgeService:
             raise ApiError(422, f"{where}: {e}") from e
         return JudgeInput(prompt, tuple(responses))
 
-    async def _judge(self, inputs: list[JudgeInput], gone: GoneCheck | None) -> list[tuple[Decision, list[Judgment], str | None]]:
-        """``samples`` judgments per input: (combined decision, samples, error) per input."""
-        k = self.config.samples
+    async def _judge(self, inputs: list[JudgeInput], gone: GoneCheck | None,
+                     samples: int | None = None) -> list[tuple[Decision, list[Judgment], str | None]]:
+        """``samples`` (default: the config's) judgments per input: (combined decision, samples, error) per input."""
+        k = samples or self.config.samples
         requests = []
         for inp in inputs:
             messages = self.judge.build(inp.prompt, inp.responses)
@@ -275,10 +284,11 @@ class JudgeService:
             results.append(body)
         return results
 
-    async def score(self, items: Sequence[Any], gone: GoneCheck | None = None) -> list[dict[str, Any]]:
-        """Score each response: ``{"score", "normalized", "valid", "invalid_reason", "raw"}``; guarded
-        responses (empty, master keys) are invalid without a judge call (``invalid_reason``
-        ``guard:<kind>``).
+    async def score(self, items: Sequence[Any], gone: GoneCheck | None = None,
+                    score_mode: str | None = None) -> list[dict[str, Any]]:
+        """Score each response: ``{"score", "normalized", "valid", "invalid_reason", "score_mode", "raw"}``
+        (more fields: :mod:`judgerl.serve.score_modes`); guarded responses (empty, master keys) are invalid
+        without a judge call (``invalid_reason`` ``guard:<kind>``).
 
         Raises:
             ApiError: 400 when the server's protocol is not pointwise.
@@ -290,25 +300,13 @@ class JudgeService:
                 f"({self.protocol.kind}): use /v1/judge/{self.protocol.kind}, or /v1/rewards",
             )
         self._check_items(items, ("prompt", "response"))
-        guarded = [self._guard(it.response) for it in items]
-        todo = [i for i, g in enumerate(guarded) if g is None]
-        judged = dict(zip(todo, await self._judge([self._input(f"items[{i}]", items[i].prompt, [items[i].response])
-                                                   for i in todo], gone))) if todo else {}
-        results = []
-        for i in range(len(items)):
-            if guarded[i] is not None:
-                results.append({"score": None, "normalized": None, "valid": False, "invalid_reason": guarded[i]})
-                continue
-            d, js, err = judged[i]
-            s = d.scores[0] if d.valid and d.scores else None
-            body = {"score": s, "normalized": self._normalise(s) if s is not None else None, "valid": d.valid,
-                    "invalid_reason": d.invalid_reason} | self._raw(js)
-            if err:
-                body["error"] = err
-            results.append(body)
-        return results
+        return await score_items(self, items, gone, resolve_score_mode(self, score_mode))
 
-    async def rewards(self, items: Sequence[Any], gone: GoneCheck | None = None) -> dict[str, Any]:
+    async def _pointwise(self, inputs: list[JudgeInput], gone: GoneCheck | None, mode: ScoreMode) -> list[Any]:
+        return await pointwise_scores(self, await self._judge(inputs, gone, mode.samples), mode)
+
+    async def rewards(self, items: Sequence[Any], gone: GoneCheck | None = None,
+                      score_mode: str | None = None) -> dict[str, Any]:
         """One reward in [0, 1] per item (``invalid_reward`` where no valid judgment exists).
 
         Pointwise protocol: the judge's score ``s`` on scale [lo, hi] becomes ``(s - lo) / (hi - lo)``
@@ -318,11 +316,12 @@ class JudgeService:
         master keys) get ``invalid_reward`` without a judge call.
 
         Returns:
-            ``{"rewards", "valid", "scores", "errors", "n_invalid", "n_guarded", "invalid_reasons",
-            "invalid_reward"}``; ``scores`` are raw judge scores (pointwise) or None; ``errors`` a
-            per-item generation error or None. With ``ServeConfig.audit_flags`` (default): ``flags``, the
-            reward-hacking kinds found in each item's response (:func:`judgerl.audit.flag_response`; e.g.
-            ``["fake_end_marker"]``).
+            ``{"rewards", "valid", "scores", "errors", "reasons", "n_invalid", "n_guarded", "invalid_reasons",
+            "invalid_reward"}`` (pointwise: + ``score_mode``, :mod:`judgerl.serve.score_modes`); ``scores``: judge
+            scores in that mode or None; ``errors`` / ``reasons``: per-item generation error / invalid reason or
+            None (``generation_failed``: the server failed, a retry may succeed).
+            With ``ServeConfig.audit_flags`` (default): ``flags``, the reward-hacking kinds found in each
+            item's response (:func:`judgerl.audit.flag_response`; e.g. ``["fake_end_marker"]``).
 
         Raises:
             ApiError: 422 when a pairwise server gets an item without ``reference``; 400 for a
@@ -338,6 +337,7 @@ class JudgeService:
             if missing:
                 raise ApiError(422, f"items{missing[:10]}.reference is required: this server's protocol "
                                     f"{self.protocol.name!r} is pairwise and judges each response against a reference")
+        mode = resolve_score_mode(self, score_mode) if (kind == "pointwise" or score_mode is not None) else None
         n = len(items)
         rewards: list[float] = [cfg.invalid_reward] * n
         valid, scores = [False] * n, [None] * n  # type: ignore[var-annotated]
@@ -355,13 +355,17 @@ class JudgeService:
                 inputs.append(self._input(f"items[{i}]", it.prompt, [it.response, it.reference]))
                 if orders == 2:
                     inputs.append(self._input(f"items[{i}]", it.prompt, [it.reference, it.response]))
-        judged = await self._judge(inputs, gone) if inputs else []
+        item_reasons: list[str | None] = list(guarded)
+        judged = ([(Decision(valid=True, scores=(s,)) if s is not None else Decision.invalid(str(r)), js, e)
+                   for s, r, js, e, _ in await self._pointwise(inputs, gone, mode)] if mode is not None
+                  else await self._judge(inputs, gone)) if inputs else []
         for pos, i in enumerate(todo):
             parts = judged[pos * orders : (pos + 1) * orders]
             errors[i] = next((e for _, _, e in parts if e), None)
             bad = [d for d, _, _ in parts if not d.valid]
             if bad:
                 reasons[str(bad[0].invalid_reason)] += 1
+                item_reasons[i] = str(bad[0].invalid_reason)
                 continue
             valid[i] = True
             if kind == "pointwise":
@@ -383,11 +387,12 @@ class JudgeService:
             "valid": valid,
             "scores": scores,
             "errors": errors,
+            "reasons": item_reasons,
             "n_invalid": n_invalid,
             "n_guarded": sum(g is not None for g in guarded),
             "invalid_reasons": dict(reasons),
             "invalid_reward": cfg.invalid_reward,
-        } | audit
+        } | (mode.fields() if mode is not None else {}) | audit
 
     async def openrlhf(self, req: Any, gone: GoneCheck | None = None) -> dict[str, Any]:
         """OpenRLHF remote reward: split each query into prompt + response, then :meth:`rewards`.

@@ -1,0 +1,105 @@
+"""``judgerl label`` (score instruction–response records with any judge, resumable) and ``judgerl agree``
+(static agreement of judges' labels with gold labels)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+
+def label_command(
+    judge: str = typer.Option(..., "--judge", "-j", help="'ifeval' (the programmatic IFEval gold judge) or a judge "
+                              "model: smollm2-135m, hf/<path>, openai/<model>, vllm/<path>, scripted/<file>, a dir."),
+    data: Path = typer.Option(..., "--data", "-d", help="Instruction–response records (JSON / JSONL): prompt, "
+                              "response, optional id."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory (labels.jsonl, run.json, summary.json)."),
+    scale: str = typer.Option("0-9", "--scale", help="Score scale LO-HI of the PoS judge (ifeval: 0-9)."),
+    field: Optional[List[str]] = typer.Option(None, "--field", help="Field mapping NAME=RECORD_FIELD for id, prompt, "
+                                              "response (dotted paths allowed; repeatable)."),
+    score_mode: str = typer.Option("parsed", "--score-mode", help="LLM judges: parsed (the written score), mean "
+                                   "(of --samples judgments) or expected (probability-weighted, needs logprobs)."),
+    samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judgments per record (mean / expected)."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature "
+                                                "(default 0 for one sample, 0.7 for several)."),
+    max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per judgment."),
+    force_answer: bool = typer.Option(False, "--force-answer", help="Prefill the score tag when a judgment ends "
+                                      "without it."),
+    seed: int = typer.Option(0, "--seed", help="Sampling seed."),
+    ifeval_data: Optional[Path] = typer.Option(None, "--ifeval-data", help="--judge ifeval: the IFEval prompts "
+                                               "(input_data.jsonl)."),
+    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Records per judge call and durable write."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Label only the first N records."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records instead of failing."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Discard labels in --out instead of resuming."),
+) -> None:
+    """Score instruction–response records with a judge; keeps its reasoning (SFT targets). Re-running the
+    same command resumes."""
+    import json
+
+    from judgerl.cli.data_cmd import parse_field_options
+    from judgerl.eval.store import RunConfigMismatch
+    from judgerl.expected import ExpectedScoreUnavailable
+    from judgerl.label import load_label_records, run_label
+    from judgerl.scoring import load_scorer, parse_scale
+
+    fmap = parse_field_options(field) if field else None
+    records, errors = load_label_records(data, fmap, skip_invalid=skip_invalid)
+    if errors:
+        typer.echo(f"skipped {len(errors)} invalid records in {data} (first: {errors[0]})", err=True)
+    if limit is not None:
+        records = records[:limit]
+    if not records:
+        typer.echo(f"error: no records in {data}", err=True)
+        raise SystemExit(2)
+    try:
+        scorer = load_scorer(judge, scale=parse_scale(scale), mode=score_mode, samples=samples,
+                             max_new_tokens=max_new_tokens, temperature=temperature, force_answer=force_answer,
+                             seed=seed, ifeval_data=str(ifeval_data) if ifeval_data else None)
+    except ExpectedScoreUnavailable as e:
+        typer.echo(f"error: --score-mode expected: {e}", err=True)
+        raise SystemExit(2) from e
+    info = {"data": str(Path(data).resolve()), "limit": limit, "judge_arg": judge}
+
+    def progress(done: int, total: int) -> None:
+        typer.echo(f"labelled {done}/{total}", err=True)
+
+    try:
+        summary = run_label(scorer, records, out, resume=not overwrite, batch_size=batch_size, info=info,
+                            on_batch=progress)
+    except RunConfigMismatch as e:
+        typer.echo(f"error: {e}", err=True)
+        raise SystemExit(2) from e
+    except KeyboardInterrupt:
+        typer.echo(f"\ninterrupted: finished labels are saved in {out}; run the same command to resume", err=True)
+        raise SystemExit(130) from None
+    typer.echo(json.dumps(summary, indent=2))
+
+
+def agree_command(
+    gold: Path = typer.Option(..., "--gold", "-g", help="Label directory of the gold judge (judgerl label)."),
+    judge: List[str] = typer.Option(..., "--judge", "-j", help="NAME=LABEL_DIR of a judge to compare (repeatable), "
+                                    "e.g. --judge untrained=runs/l0 --judge grpo=runs/l2."),
+    ids: Optional[Path] = typer.Option(None, "--ids", help="Only these record ids (one per line; e.g. held-out)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the report as JSON here."),
+) -> None:
+    """Agreement with the gold labels: Krippendorff's alpha, Pearson, Spearman, invalid rate, MAE."""
+    import json
+
+    from judgerl.agreement import agreement_report, format_agreement
+
+    judges = {}
+    for item in judge:
+        name, sep, path = item.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise typer.BadParameter(f"--judge: expected NAME=LABEL_DIR, got {item!r}")
+        judges[name.strip()] = Path(path.strip())
+    keep = None
+    if ids is not None:
+        keep = [ln.strip() for ln in ids.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    report = agreement_report(gold, judges, keep)
+    typer.echo(format_agreement(report))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

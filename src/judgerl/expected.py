@@ -1,0 +1,299 @@
+"""Expected score of a pointwise judge: the probability-weighted score at the judge's answer position.
+
+The judge-as-reward study (reasoning judges in non-verifiable post-training, ../shared/docs/MISSION.md
+section 3) rewards a policy with the judge's *expected* score rather than the one number it wrote:
+
+    E[s] = Σ_s s · p(s) / Σ_s p(s)        over the valid scores s of the scale (0-9 in the paper)
+
+where p(s) is the judge's probability of writing score s right after its thinking and the opening
+score tag. The normalisation over valid scores discards the mass on anything else (a word, an
+out-of-range number); that mass, ``1 - Σ_s p(s)``, is reported as :attr:`ExpectedScore.mass`.
+
+How p(s) is read:
+
+* the judgment is generated as usual (:meth:`judgerl.judge.Judge.run`, thinking, tools and answer
+  forcing included); only *valid* judgments get an expected score (an invalid one -- no answer tag,
+  a quoted answer, an out-of-range number -- stays invalid, so a judge cannot be steered to a high
+  expected score by an answer the parser refuses);
+* the answer position is right after the judge's own first final-answer tag (found by the protocol's
+  parser: :func:`judgerl.protocols.parsing.answer_region` + ``find_tags`` with the protocol's
+  ``answer_tags``; forced answers carry the protocol's ``force_suffix``);
+* a :class:`ScoreReader` returns p(s) for every score string at that position:
+  :class:`judgerl.backends.hf_scores.HFScoreReader` from the logits of one forward pass (any
+  tokenisation: a score written as several tokens, e.g. ``"10"`` = ``"1"`` ``"0"`` in SmolLM2, gets
+  the product of its token probabilities, followed by the first token of the closing tag whenever
+  one score's tokens are a prefix of another's, so that ``"1"`` and ``"10"`` are disjoint events);
+  :class:`TopLogprobReader` from the top-k log-probabilities of one generated token (OpenAI-compatible
+  servers, vLLM): single-character scores only (scales within 0-9, which is why the paper uses 0-9).
+
+A backend that cannot give token probabilities (scripted, an API without logprobs) raises
+:class:`ExpectedScoreUnavailable`; callers report the mode they used instead (never a silent fallback).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from judgerl.backends.chat import continue_prompt
+from judgerl.types import Messages
+
+#: Most scores on one scale (a guard against scales such as 0-1000 that no reader handles well).
+MAX_CANDIDATES = 101
+#: Score modes of the reward server, the label command and the judge reward.
+SCORE_MODES = ("parsed", "mean", "expected")
+
+
+class ExpectedScoreUnavailable(RuntimeError):
+    """The backend or the scale cannot give an expected score; the message says why."""
+
+
+@dataclass(frozen=True)
+class ExpectedScore:
+    """The expected score of one judgment.
+
+    Attributes:
+        value: E[s] = Σ s·p(s) / Σ p(s) over the valid scores; None when the judgment is invalid or
+            no probability fell on a valid score.
+        mass: Σ p(s) over the valid scores, in [0, 1] (unnormalised; 1 - mass went elsewhere).
+        probs: p(s) / Σ p(s) per score value (empty when ``value`` is None).
+        invalid_reason: Why ``value`` is None: the judgment's own invalid reason, or
+            ``"no_score_mass"`` when no valid score had any probability.
+    """
+
+    value: float | None
+    mass: float = 0.0
+    probs: Mapping[float, float] = field(default_factory=dict)
+    invalid_reason: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.value is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``{"value", "mass", "probs": {"7": p, ...}, "invalid_reason"}``."""
+        return {"value": self.value, "mass": self.mass,
+                "probs": {_fmt(k): v for k, v in self.probs.items()}, "invalid_reason": self.invalid_reason}
+
+
+class ScoreReader(Protocol):
+    """Reads the probability of each score string at the end of a prefilled prompt."""
+
+    def check(self, candidates: Sequence[str], terminator: str) -> None:
+        """Raise :class:`ExpectedScoreUnavailable` when these score strings cannot be read."""
+        ...
+
+    def score_probs(self, prompts: Sequence[Messages], candidates: Sequence[str],
+                    terminator: str) -> list[dict[str, float]]:
+        """For each prompt (ending in an assistant prefill that stops right after the answer tag),
+        p(candidate) for every candidate score string, in [0, 1] (unnormalised).
+
+        Args:
+            prompts: Chat prompts whose last message is the assistant prefill.
+            candidates: The valid score strings (e.g. ``"0"`` .. ``"9"``).
+            terminator: The text that follows a complete score (the protocol's closing tag).
+
+        Raises:
+            ExpectedScoreUnavailable: the candidates cannot be read by this reader.
+        """
+        ...
+
+
+def score_candidates(protocol: Any) -> list[tuple[float, str]]:
+    """The valid scores of a pointwise protocol's scale: every integer in [min_score, max_score].
+
+    Returns:
+        ``[(value, text)]`` in increasing order, e.g. ``[(0.0, "0"), ..., (9.0, "9")]``.
+
+    Raises:
+        ExpectedScoreUnavailable: not a pointwise protocol, bounds that are not integers, or more than
+            :data:`MAX_CANDIDATES` scores.
+    """
+    if getattr(protocol, "kind", None) != "pointwise":
+        raise ExpectedScoreUnavailable(
+            f"the expected score needs a pointwise protocol; {getattr(protocol, 'name', protocol)!r} is "
+            f"{getattr(protocol, 'kind', 'unknown')}")
+    lo, hi = float(protocol.min_score), float(protocol.max_score)
+    if not (lo.is_integer() and hi.is_integer()):
+        raise ExpectedScoreUnavailable(f"the expected score needs an integer scale, got {lo:g}-{hi:g}")
+    n = int(hi - lo) + 1
+    if n > MAX_CANDIDATES:
+        raise ExpectedScoreUnavailable(f"scale {lo:g}-{hi:g} has {n} scores; at most {MAX_CANDIDATES} are read")
+    return [(float(v), str(v)) for v in range(int(lo), int(hi) + 1)]
+
+
+def answer_prefix(protocol: Any, text: str) -> str | None:
+    """The judgment ``text`` up to and including its first final-answer tag (the answer position).
+
+    The tag is found as the protocol's parser finds it: the final-answer region after the last
+    ``</think>`` with code blanked, and the protocol's ``answer_tags``; the judge's own spelling of
+    the tag is kept (``<Score >`` stays as written). Returns None when there is no such tag.
+    """
+    from judgerl.protocols.parsing import ParseFailure, answer_region, find_tags
+
+    try:
+        region = answer_region(text)
+    except ParseFailure:
+        return None
+    tags = find_tags(region.text, protocol.answer_tags)
+    if not tags:
+        return None
+    start = region.start + tags[0].start
+    end = text.find(">", start)
+    return None if end == -1 else text[: end + 1]
+
+
+def expected_from_probs(probs: Mapping[float, float]) -> ExpectedScore:
+    """E[s] = Σ s·p(s) / Σ p(s) (judge-as-reward); ``no_score_mass`` when Σ p(s) is 0.
+
+    Raises:
+        ValueError: a negative or non-finite probability.
+    """
+    for s, p in probs.items():
+        if not (math.isfinite(p) and p >= 0):
+            raise ValueError(f"probability of score {s:g} must be finite and >= 0, got {p}")
+    mass = float(sum(probs.values()))
+    if mass <= 0:
+        return ExpectedScore(None, 0.0, {}, "no_score_mass")
+    norm = {s: p / mass for s, p in probs.items()}
+    return ExpectedScore(sum(s * p for s, p in norm.items()), min(mass, 1.0), norm)
+
+
+def score_reader(backend: Any) -> ScoreReader:
+    """The :class:`ScoreReader` of a backend.
+
+    ``hf`` backends (incl. the embedded model and ``HFBackend.from_loaded``) read logits;
+    ``openai/...`` and ``vllm/...`` backends read top log-probabilities (:class:`TopLogprobReader`).
+
+    Raises:
+        ExpectedScoreUnavailable: any other backend (scripted, ...), naming it.
+    """
+    hf = sys.modules.get("judgerl.backends.hf")
+    if hf is not None and isinstance(backend, hf.HFBackend):
+        from judgerl.backends.hf_scores import HFScoreReader
+
+        return HFScoreReader.for_backend(backend)
+    for mod_name, cls_name in (("judgerl.backends.openai", "OpenAIBackend"), ("judgerl.backends.vllm", "VLLMBackend")):
+        mod = sys.modules.get(mod_name)
+        if mod is not None and isinstance(backend, getattr(mod, cls_name)):
+            return TopLogprobReader(backend.top_logprobs, name=backend.name)
+    raise ExpectedScoreUnavailable(
+        f"backend {getattr(backend, 'name', type(backend).__name__)!r} ({type(backend).__name__}) cannot give "
+        "token probabilities; the expected score needs an hf, openai or vllm backend")
+
+
+TopLogprobsFn = Callable[[Sequence[Messages], int], list]
+
+
+class TopLogprobReader:
+    """p(score) from the top-k log-probabilities of the first token generated after the prefix.
+
+    Args:
+        top_logprobs: ``f(prompts, k) -> [entry per prompt]``, where an entry is a list of
+            ``(token_text, logprob)`` (the top-k alternatives of the first generated token) or an
+            error message (str). Backends provide it (``OpenAIBackend.top_logprobs``,
+            ``VLLMBackend.top_logprobs``).
+        k: Alternatives requested (OpenAI allows at most 20).
+        name: Backend name for messages.
+
+    A token counts for score ``c`` when its text, stripped of whitespace, equals ``c`` (``" 7"`` and
+    ``"7"`` both count). Only single-character scores are read (scales within 0-9): a longer score
+    may span several tokens whose split this reader cannot see.
+    """
+
+    def __init__(self, top_logprobs: TopLogprobsFn, k: int = 20, name: str = "backend") -> None:
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        self._fn = top_logprobs
+        self.k = k
+        self.name = name
+
+    def check(self, candidates: Sequence[str], terminator: str) -> None:
+        """See :meth:`ScoreReader.check`: only single-character scores."""
+        long = [c for c in candidates if len(c) != 1]
+        if long:
+            raise ExpectedScoreUnavailable(
+                f"{self.name}: top-logprob readers read one token, so only single-character scores (a scale "
+                f"within 0-9) are supported; this scale has {long[:3]}")
+
+    def score_probs(self, prompts: Sequence[Messages], candidates: Sequence[str],
+                    terminator: str) -> list[dict[str, float]]:
+        """See :meth:`ScoreReader.score_probs`.
+
+        Raises:
+            ExpectedScoreUnavailable: a candidate longer than one character.
+            RuntimeError: the backend failed for a prompt (its message).
+        """
+        self.check(candidates, terminator)
+        entries = self._fn(list(prompts), self.k)
+        out = []
+        for i, entry in enumerate(entries):
+            if isinstance(entry, str):
+                raise RuntimeError(f"{self.name}: prompt {i}: no logprobs: {entry}")
+            probs = {c: 0.0 for c in candidates}
+            for tok, lp in entry:
+                key = str(tok).strip()
+                if key in probs and lp is not None and math.isfinite(lp):
+                    probs[key] += math.exp(lp)
+            out.append(probs)
+        return out
+
+
+def expected_unavailable(protocol: Any, backend: Any) -> str | None:
+    """Why ``backend`` cannot give expected scores on ``protocol``'s scale, or None when it can."""
+    try:
+        reader = score_reader(backend)
+        reader.check([c for _, c in score_candidates(protocol)], protocol.forced_stop[0])
+    except ExpectedScoreUnavailable as e:
+        return str(e)
+    return None
+
+
+def read_expected(protocol: Any, reader: ScoreReader, items: Sequence[tuple[Messages, str, bool, str | None]]
+                  ) -> list[ExpectedScore]:
+    """Expected scores of judgments given as ``(messages, text, valid, invalid_reason)``.
+
+    Invalid judgments keep their invalid reason (no read); valid ones are read at
+    :func:`answer_prefix` in one ``reader.score_probs`` call.
+
+    Raises:
+        ExpectedScoreUnavailable: the protocol's scale or the reader cannot give expected scores.
+    """
+    cands = score_candidates(protocol)
+    terminator = protocol.forced_stop[0]
+    out: list[ExpectedScore | None] = [None] * len(items)
+    todo, prompts = [], []
+    for i, (messages, text, valid, reason) in enumerate(items):
+        prefix = answer_prefix(protocol, text) if valid else None
+        if prefix is None:
+            out[i] = ExpectedScore(None, 0.0, {}, reason or "missing_final_answer")
+            continue
+        todo.append(i)
+        prompts.append(continue_prompt(messages, prefix))
+    if todo:
+        probs = reader.score_probs(prompts, [c for _, c in cands], terminator)
+        for i, p in zip(todo, probs):
+            out[i] = expected_from_probs({v: float(p.get(c, 0.0)) for v, c in cands})
+    return out  # type: ignore[return-value]
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+__all__ = [
+    "ExpectedScore",
+    "ExpectedScoreUnavailable",
+    "MAX_CANDIDATES",
+    "SCORE_MODES",
+    "ScoreReader",
+    "TopLogprobReader",
+    "answer_prefix",
+    "expected_from_probs",
+    "expected_unavailable",
+    "read_expected",
+    "score_candidates",
+    "score_reader",
+]

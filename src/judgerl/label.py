@@ -1,0 +1,230 @@
+"""Label instruction–response records with a judge (LLM or programmatic gold): resumable, append-only.
+
+The gold-judge framework of the judge-as-reward study (../shared/docs/MISSION.md, section 3): a gold
+judge scores instruction–response pairs 0-9; smaller judges are trained on its reasoning + scores and
+checked for agreement with it (:mod:`judgerl.agreement`).
+
+Files in the output directory:
+
+* ``run.json`` -- the scorer's configuration (:meth:`PointwiseScorer.config`) and the data file;
+  resuming into a directory labelled with another configuration or data is refused
+  (:class:`judgerl.eval.store.RunConfigMismatch`);
+* ``labels.jsonl`` -- one record per labelled response, appended and fsync-ed per batch (a torn last
+  line from a crash is dropped and redone): ``id, prompt, response, score, valid, invalid_reason,
+  reasoning, mode, details, judge, item_hash, final``. ``reasoning`` is the judgment text (LLM judges)
+  or the checker's report (gold), kept as an SFT target. A record whose generation failed for a
+  retryable reason (API error) has ``final: false`` and is labelled again by the next run;
+* ``summary.json`` -- counts, invalid rate, mean score and the score histogram.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from judgerl.data.errors import DataFormatError
+from judgerl.eval.store import JudgmentWriter, RunConfigMismatch, atomic_write_text, read_judgments
+from judgerl.scoring import PointwiseScorer, ScoreItem
+
+LABELS_FILE = "labels.jsonl"
+RUN_FILE = "run.json"
+SUMMARY_FILE = "summary.json"
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    """One instruction–response record to label."""
+
+    id: str
+    prompt: str
+    response: str
+
+    def item_hash(self) -> str:
+        """SHA-256 (16 hex digits) of the prompt and response: a resumed run refuses changed records."""
+        blob = json.dumps([self.prompt, self.response], ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def load_label_records(path: str | Path, field_map: Mapping[str, str] | None = None, *,
+                       skip_invalid: bool = False) -> tuple[list[LabelRecord], list[str]]:
+    """Read instruction–response records (JSON array or JSON Lines, gzip allowed).
+
+    Each record needs ``prompt`` and ``response`` strings; ``id`` (string or integer) defaults to the
+    record's 0-based index. ``field_map`` maps these names to the record's fields (``{"prompt":
+    "instruction"}``; dotted paths allowed), as :func:`judgerl.audit.load_audit_records` reads them.
+
+    Returns:
+        ``(records, errors)`` (``errors``: messages of skipped records with ``skip_invalid``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        DataFormatError: a bad record (names the file, the record and the field), a missing prompt or a
+            duplicate id.
+        ValueError: ``field_map`` names an unknown field.
+    """
+    from judgerl.audit import load_audit_records
+
+    fmap = dict(field_map or {})
+    unknown = sorted(set(fmap) - {"id", "prompt", "response"})
+    if unknown:
+        raise ValueError(f"--field: unknown field(s) {unknown}; known: id, prompt, response")
+    raw, errors = load_audit_records(path, fmap, skip_invalid=skip_invalid)
+    out: list[LabelRecord] = []
+    seen: dict[str, int] = {}
+    for n, r in enumerate(raw):
+        try:
+            if r.prompt is None:
+                raise DataFormatError(path, f"record {n + 1} (id {r.id!r})", fmap.get("prompt", "prompt"),
+                                      "is missing: a judge needs the instruction")
+            if r.id in seen:
+                raise DataFormatError(path, f"record {n + 1}", fmap.get("id", "id"),
+                                      f"duplicate id {r.id!r} (also record {seen[r.id] + 1})")
+        except DataFormatError as e:
+            if not skip_invalid:
+                raise
+            errors.append(str(e))
+            continue
+        seen[r.id] = n
+        out.append(LabelRecord(r.id, r.prompt, r.response))
+    return out, errors
+
+
+def _prepare(out: Path, config: dict[str, Any], info: Mapping[str, Any], resume: bool) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    run_file = out / RUN_FILE
+    if not resume:
+        for name in (LABELS_FILE, RUN_FILE, SUMMARY_FILE):
+            (out / name).unlink(missing_ok=True)
+    elif run_file.exists():
+        try:
+            saved = json.loads(run_file.read_text(encoding="utf-8"))
+            old, old_data = saved["config"], (saved.get("info") or {}).get("data")
+        except (ValueError, KeyError, TypeError) as e:
+            raise RunConfigMismatch(f"{run_file}: unreadable run configuration ({e}); use --overwrite") from e
+        diffs = [] if old == config else [f"judge config {json.dumps(old, sort_keys=True)} in run.json, "
+                                          f"{json.dumps(config, sort_keys=True)} now"]
+        if old_data and info.get("data") and old_data != info.get("data"):
+            diffs.append(f"data {old_data!r} in run.json, {info.get('data')!r} now")
+        if diffs:
+            raise RunConfigMismatch(f"{out} holds labels made with a different configuration ({'; '.join(diffs)}). "
+                                    "Use a new --out directory, or --overwrite to discard them.")
+        return
+    elif (out / LABELS_FILE).exists():
+        raise RunConfigMismatch(f"{out / LABELS_FILE} exists without {RUN_FILE}; use --overwrite to discard it")
+    payload = {"config": config, "info": dict(info), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    atomic_write_text(run_file, json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def run_label(scorer: PointwiseScorer, records: Sequence[LabelRecord], out_dir: str | Path, *, resume: bool = True,
+              batch_size: int = 16, info: Mapping[str, Any] | None = None,
+              on_batch: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Label ``records`` with ``scorer`` into ``out_dir`` (see the module docstring for the files).
+
+    Args:
+        scorer: Any :class:`~judgerl.scoring.PointwiseScorer` (``load_scorer``).
+        records: What to label (unique ids).
+        out_dir: Output directory.
+        resume: Skip records already labelled there (same config and data); False starts over.
+        batch_size: Records per ``score_batch`` call and per durable write.
+        info: Extra run facts for ``run.json`` (``data``: the data file, compared on resume).
+        on_batch: Progress callback ``f(done, total)`` after each batch.
+
+    Returns:
+        The summary (also written to ``summary.json``).
+
+    Raises:
+        RunConfigMismatch: ``out_dir`` holds labels of another config, data, or changed records.
+        ValueError: ``batch_size`` < 1 or duplicate record ids.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    ids = [r.id for r in records]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i, c in Counter(ids).items() if c > 1)
+        raise ValueError(f"duplicate record id {dup!r}")
+    out = Path(out_dir)
+    _prepare(out, scorer.config(), dict(info or {}), resume)
+    path = out / LABELS_FILE
+    by_id = {r.id: r for r in records}
+    done: dict[str, dict[str, Any]] = {}
+    for lineno, rec in enumerate(read_judgments(path), start=1):
+        rid = str(rec.get("id"))
+        if rid in by_id and rec.get("item_hash") != by_id[rid].item_hash():
+            raise RunConfigMismatch(f"{path}:{lineno}: record {rid!r} has a different prompt or response than when "
+                                    "it was labelled; use a new --out directory or --overwrite")
+        if rid in done and done[rid].get("final", True):
+            continue
+        done[rid] = rec
+    todo = [r for r in records if not done.get(r.id, {}).get("final", False)]
+    with JudgmentWriter(path) as writer:
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start : start + batch_size]
+            scores = scorer.score_batch([ScoreItem(r.prompt, r.response, key=r.id) for r in chunk])
+            for r, s in zip(chunk, scores):
+                rec = {"id": r.id, "prompt": r.prompt, "response": r.response, "score": s.score, "valid": s.valid,
+                       "invalid_reason": s.invalid_reason, "reasoning": s.reasoning, "mode": s.mode,
+                       "details": dict(s.details), "judge": scorer.name, "item_hash": r.item_hash(),
+                       "final": not s.retryable}
+                writer.write(rec)
+                done[r.id] = rec
+            writer.sync()
+            if on_batch is not None:
+                on_batch(len(records) - sum(1 for r in records if not done.get(r.id, {}).get("final", False)),
+                         len(records))
+    summary = summarize_labels([done[r.id] for r in records if r.id in done], scorer)
+    atomic_write_text(out / SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def summarize_labels(labels: Sequence[Mapping[str, Any]], scorer: PointwiseScorer | None = None) -> dict[str, Any]:
+    """Counts, invalid rate (over labelled records), mean score (valid ones) and the score histogram."""
+    valid = [lab for lab in labels if lab.get("valid")]
+    scores = [float(lab["score"]) for lab in valid]
+    reasons = Counter(str(lab.get("invalid_reason")) for lab in labels if not lab.get("valid"))
+    hist = Counter(_key(s) for s in scores)
+    out: dict[str, Any] = {
+        "n": len(labels),
+        "n_valid": len(valid),
+        "invalid_rate": (len(labels) - len(valid)) / len(labels) if labels else None,
+        "n_retry": sum(1 for lab in labels if not lab.get("final", True)),
+        "mean_score": sum(scores) / len(scores) if scores else None,
+        "histogram": dict(sorted(hist.items(), key=lambda kv: float(kv[0]))),
+        "invalid_reasons": dict(reasons),
+        "modes": dict(Counter(str(lab.get("mode")) for lab in labels)),
+    }
+    if scorer is not None:
+        out["judge"] = scorer.name
+        out["scale"] = list(scorer.scale)
+        out["mode"] = scorer.mode
+    return out
+
+
+def read_labels(path: str | Path) -> dict[str, dict[str, Any]]:
+    """The final label records of a label directory (or a ``labels.jsonl`` file), by id (last final wins).
+
+    Raises:
+        FileNotFoundError: no labels there.
+        ValueError: a corrupt line (names the file and line).
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / LABELS_FILE
+    if not p.is_file():
+        raise FileNotFoundError(f"no labels at {path} (expected a label directory or {LABELS_FILE})")
+    out: dict[str, dict[str, Any]] = {}
+    for rec in read_judgments(p):
+        if rec.get("final", True):
+            out[str(rec.get("id"))] = rec
+    return out
+
+
+def _key(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
+
+
+__all__ = ["LABELS_FILE", "LabelRecord", "load_label_records", "read_labels", "run_label", "summarize_labels"]

@@ -1,0 +1,166 @@
+"""A judge as a TRL reward function: in process (any pointwise scorer) or through a reward server.
+
+The judge-as-reward setting (../shared/docs/MISSION.md, section 3): the policy's reward is a pointwise
+judge's score normalised to [0, 1], ``(s - lo) / (hi - lo)`` on the judge's scale [lo, hi] -- by
+default the *expected* score Σ s·p(s) / Σ p(s) (:mod:`judgerl.expected`). Two sources, one reward:
+
+* :func:`get_judge_reward` -- in process, on a :class:`~judgerl.scoring.PointwiseScorer` (e.g.
+  ``load_scorer("smollm2-135m", mode="expected")``); empty responses and master keys
+  (:mod:`judgerl.rewards.guards`) get the invalid reward without a judge call, as on the server;
+* :func:`judgerl.serve.client.remote_reward` -- through ``judgerl serve`` (the judge on its own
+  server, as the paper runs it), with retries long enough for a server restart.
+
+Integrity: an item the judge *failed to judge* (a generation error; a server that went away) is
+judged again, up to ``retry_failed`` rounds, and then fails the call with an error: no training step
+silently gets zero rewards. Items the judge judged but could not score (unparseable output) get
+``invalid_reward`` (or None with ``invalid_as_none``) and are counted.
+
+Every call leaves its facts in :attr:`JudgeReward.last` (:class:`RewardBatch`: scores on the judge's
+scale, validity, the score mode actually used), which the policy trainer's monitor reads, and logs
+``judge/valid_rate`` and ``judge/score_mean`` through TRL's ``log_metric`` hook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from judgerl.rewards._columns import completion_text, log, prompt_text
+from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason
+
+
+class RewardFailure(RuntimeError):
+    """The judge could not judge some items after the allowed retries (no reward is made up)."""
+
+
+@dataclass
+class RewardBatch:
+    """What one reward call learned from the judge.
+
+    Attributes:
+        rewards: Per item, in [0, 1] (``invalid_reward`` where invalid).
+        valid: Per item.
+        scores: Per item, on the judge's scale (None where invalid).
+        reasons: Per item invalid reason or None (``guard:empty``, a parse failure, ...).
+        mode: Score mode used (``parsed``, ``mean``, ``expected``, ``programmatic``).
+        note: Why ``mode`` differs from the one asked for (the backend has no logprobs), else None.
+    """
+
+    rewards: list[float]
+    valid: list[bool]
+    scores: list[float | None]
+    reasons: list[str | None] = field(default_factory=list)
+    mode: str = "parsed"
+    note: str | None = None
+
+
+Fetch = Callable[[list[str], list[str], dict[str, Any]], RewardBatch]
+
+
+class JudgeReward:
+    """TRL reward function ``fn(completions, prompts=None, **columns) -> list[float | None]``.
+
+    Args:
+        fetch: ``f(prompts, responses, columns) -> RewardBatch`` (see the factories).
+        invalid_as_none: Return None for invalid items (TRL then ignores this reward for them) instead of
+            the batch's invalid reward.
+        name: ``__name__`` (TRL logs rewards under it).
+
+    Attributes:
+        last: The :class:`RewardBatch` of the latest call (None before the first).
+
+    Raises (when called):
+        ValueError: no ``prompts``; RewardFailure / JudgeClientError: items the judge failed to judge.
+    """
+
+    def __init__(self, fetch: Fetch, *, invalid_as_none: bool = False, name: str = "judge_reward") -> None:
+        self._fetch = fetch
+        self.invalid_as_none = invalid_as_none
+        self.__name__ = name
+        self.__qualname__ = name
+        self.last: RewardBatch | None = None
+
+    def score_texts(self, prompts: Sequence[str], responses: Sequence[str]) -> RewardBatch:
+        """Judge plain-text (prompt, response) pairs outside training (e.g. held-out evaluation); does not
+        touch :attr:`last`."""
+        return self._fetch(list(prompts), list(responses), {})
+
+    def __call__(self, completions: Sequence[Any], prompts: Sequence[Any] | None = None,
+                 **kwargs: Any) -> list[float | None]:
+        if prompts is None:
+            raise ValueError(f"{self.__name__} needs the prompts (TRL passes them as prompts=...)")
+        if len(prompts) != len(completions):
+            raise ValueError(f"{self.__name__}: {len(prompts)} prompts for {len(completions)} completions")
+        batch = self._fetch([prompt_text(p) for p in prompts], [completion_text(c) for c in completions], kwargs)
+        self.last = batch
+        log(kwargs, "judge/valid_rate", [float(v) for v in batch.valid])
+        log(kwargs, "judge/score_mean", [s for s in batch.scores if s is not None])
+        if self.invalid_as_none:
+            return [r if ok else None for r, ok in zip(batch.rewards, batch.valid)]
+        return [float(r) for r in batch.rewards]
+
+
+def get_judge_reward(scorer: Any, *, invalid_reward: float = 0.0, invalid_as_none: bool = False,
+                     guard_empty: bool = True, master_keys: tuple[str, ...] = DEFAULT_MASTER_KEYS,
+                     retry_failed: int = 2, name: str = "judge_reward") -> JudgeReward:
+    """An in-process judge reward on a :class:`~judgerl.scoring.PointwiseScorer`.
+
+    Reward = ``(score - lo) / (hi - lo)`` clipped to [0, 1] on the scorer's scale; invalid ->
+    ``invalid_reward``. Seeds come from the texts (a scorer's ``ScoreItem`` key is left empty), so a
+    repeated (prompt, response) gets the same judgment.
+
+    Args:
+        scorer: E.g. ``load_scorer("smollm2-135m", scale=(0, 9), mode="expected")``.
+        invalid_reward: Reward of an invalid item.
+        invalid_as_none, name: See :class:`JudgeReward`.
+        guard_empty, master_keys: Responses that get ``invalid_reward`` without a judge call.
+        retry_failed: Rounds of re-scoring items whose generation failed (retryable); then RewardFailure.
+    """
+    from judgerl.scoring import ScoreItem
+
+    lo, hi = float(scorer.scale[0]), float(scorer.scale[1])
+
+    def fetch(prompts: list[str], responses: list[str], columns: dict[str, Any]) -> RewardBatch:
+        n = len(responses)
+        reasons: list[str | None] = [guard_reason(r, guard_empty, master_keys) for r in responses]
+        scores: list[float | None] = [None] * n
+        todo = [i for i in range(n) if reasons[i] is None]
+        for round_ in range(retry_failed + 1):
+            if not todo:
+                break
+            out = scorer.score_batch([ScoreItem(prompts[i], responses[i]) for i in todo])
+            again = []
+            for i, s in zip(todo, out):
+                if s.retryable and not s.valid:
+                    again.append(i)
+                scores[i], reasons[i] = s.score, (None if s.valid else str(s.invalid_reason))
+            if again and round_ == retry_failed:
+                raise RewardFailure(f"{name}: {len(again)} of {n} items could not be judged after {retry_failed} "
+                                    "retries (generation failed); refusing to give them a reward")
+            todo = again
+        valid = [s is not None for s in scores]
+        rewards = [min(1.0, max(0.0, (s - lo) / (hi - lo))) if s is not None else invalid_reward for s in scores]
+        return RewardBatch(rewards, valid, scores, reasons, scorer.mode, getattr(scorer, "fallback_reason", None))
+
+    return JudgeReward(fetch, invalid_as_none=invalid_as_none, name=name)
+
+
+def server_fetch(client: Any, *, reference_column: str | None = None, score_mode: str | None = None,
+                 retry_failed: int = 2) -> Fetch:
+    """The :data:`Fetch` of a reward server (``JudgeClient.rewards`` with item retries)."""
+
+    def fetch(prompts: list[str], responses: list[str], columns: dict[str, Any]) -> RewardBatch:
+        refs = None
+        if reference_column is not None:
+            if reference_column not in columns:
+                raise KeyError(f"reference column {reference_column!r} not in the batch; columns: {sorted(columns)}")
+            refs = [completion_text(r) if r is not None else None for r in columns[reference_column]]
+        out = client.rewards(prompts, responses, refs, score_mode=score_mode, retry_failed=retry_failed)
+        return RewardBatch([float(r) for r in out["rewards"]], list(out["valid"]), list(out["scores"]),
+                           list(out.get("reasons") or [None] * len(responses)),
+                           str(out.get("score_mode", "verdict")), out.get("score_mode_note"))
+
+    return fetch
+
+
+__all__ = ["JudgeReward", "RewardBatch", "RewardFailure", "get_judge_reward", "server_fetch"]

@@ -1,0 +1,184 @@
+"""Judges trained against a gold judge's labels (judge-as-reward study, MISSION.md section 3).
+
+"Reasoning judge: SFT on the gold judge's reasoning + score, then GRPO with reward r = -1 if the output
+is invalid, else (M_max - (ŝ - s)²) / M_max" (:mod:`judgerl.rewards.regression`, recipe
+``score-regression``). From a label directory of ``judgerl label`` (the gold judge's scores and
+reasoning):
+
+1. :func:`gold_sft_examples`: one SFT target per valid label -- the PoS prompt of (instruction, response)
+   and, as the judgment, the gold reasoning inside ``<think>`` followed by the gold score
+   (``protocol.render_judgment``); when the gold judge is itself an LLM judge whose text already parses to
+   its score, that text is the target as written;
+2. :func:`gold_pairs`: the labels as preference pairs with ``chosen_score`` / ``rejected_score`` (two
+   labelled responses to the same prompt; the higher gold score is ``chosen``; equal scores are kept --
+   ``meta.equal_gold_scores`` -- because the regression reward reads each response's own gold score), the
+   input of the ``score-regression`` recipe;
+3. :func:`train_gold_judge`: SFT (TRL, :func:`judgerl.train.sft.run_sft`) from the base model, then GRPO
+   with ``judgerl train --config score-regression`` on those pairs starting from the SFT model. Each stage
+   is skipped when its output exists (resumable); GRPO resumes from its newest checkpoint.
+
+Agreement with the gold on held-out records: ``judgerl label`` with each judge, then ``judgerl agree``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from judgerl.types import Decision, PreferencePair
+
+
+def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, ids: Sequence[str] | None = None
+                      ) -> tuple[list[Any], dict[str, int]]:
+    """SFT targets from gold labels (module docstring, step 1).
+
+    Args:
+        labels: Label records by id (:func:`judgerl.label.read_labels`).
+        protocol: The PoS protocol of the judge being trained (its scale must hold the gold scores).
+        ids: Use only these ids (e.g. the training split); default all, in id order.
+
+    Returns:
+        ``(examples, counts)``: :class:`judgerl.train.sft.SFTExample` list and ``{"used", "invalid_gold",
+        "off_scale", "as_written"}``.
+    """
+    from judgerl.train.sft import SFTExample
+    from judgerl.untrusted import neutralise_tags
+
+    counts = {"used": 0, "invalid_gold": 0, "off_scale": 0, "as_written": 0}
+    out = []
+    for rid in (ids if ids is not None else sorted(labels)):
+        lab = labels[rid]
+        if not lab.get("valid") or lab.get("score") is None:
+            counts["invalid_gold"] += 1
+            continue
+        score = float(lab["score"])
+        if not protocol.min_score <= score <= protocol.max_score:
+            counts["off_scale"] += 1
+            continue
+        reasoning = str(lab.get("reasoning") or "")
+        written = protocol.parse(reasoning, 1) if reasoning else None
+        if written is not None and written.valid and written.scores and float(written.scores[0]) == score:
+            target = reasoning
+            counts["as_written"] += 1
+        else:
+            thought = neutralise_tags(reasoning.strip()) or "The gold judge gave this score."
+            target = protocol.render_judgment(thought, Decision(valid=True, scores=(score,)))
+        parsed = protocol.parse(target, 1)
+        if not (parsed.valid and parsed.scores and float(parsed.scores[0]) == score):  # pragma: no cover - guard
+            raise ValueError(f"label {rid!r}: SFT target does not parse back to score {score:g}")
+        messages = tuple(protocol.build(str(lab["prompt"]), [str(lab["response"])]))
+        out.append(SFTExample(messages, (("model", target),), key=str(rid), meta={"gold_score": score}))
+        counts["used"] += 1
+    return out, counts
+
+
+def gold_pairs(labels: Mapping[str, Mapping[str, Any]], ids: Sequence[str] | None = None
+               ) -> tuple[list[PreferencePair], int]:
+    """Preference pairs with gold scores from labels (module docstring, step 2).
+
+    Valid labels are grouped by prompt (in id order) and paired two by two. Returns ``(pairs, unpaired)``:
+    ``unpaired`` counts valid labels left alone (an odd count for their prompt).
+    """
+    by_prompt: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for rid in (ids if ids is not None else sorted(labels)):
+        lab = labels[rid]
+        if lab.get("valid") and lab.get("score") is not None:
+            by_prompt[str(lab["prompt"])].append(lab)
+    pairs, unpaired = [], 0
+    for prompt, labs in by_prompt.items():
+        for a, b in zip(labs[0::2], labs[1::2]):
+            hi, lo = (a, b) if float(a["score"]) >= float(b["score"]) else (b, a)
+            pairs.append(PreferencePair(
+                id=f"{hi['id']}|{lo['id']}", prompt=prompt, chosen=str(hi["response"]), rejected=str(lo["response"]),
+                source="gold-labels", chosen_score=float(hi["score"]), rejected_score=float(lo["score"]),
+                meta={"equal_gold_scores": float(hi["score"]) == float(lo["score"])},
+            ))
+        unpaired += len(labs) % 2
+    return pairs, unpaired
+
+
+def train_gold_judge(labels_dir: str | Path, out_dir: str | Path, *, base_model: str = "smollm2-135m",
+                     scale: tuple[float, float] = (0.0, 9.0), ids: Sequence[str] | None = None,
+                     sft_steps: int = 60, sft_learning_rate: float = 5e-5, sft_batch_size: int = 8,
+                     sft_max_length: int = 1024, grpo_steps: int = 30, grpo_overrides: Sequence[str] = (),
+                     seed: int = 0) -> dict[str, Any]:
+    """SFT on gold reasoning + score, then score-regression GRPO (module docstring, step 3).
+
+    Args:
+        labels_dir: Gold labels (``judgerl label`` output).
+        out_dir: Writes ``sft_examples.jsonl``, ``sft/`` (the SFT judge + ``done.json``), ``gold_pairs.jsonl``
+            and ``grpo/`` (a ``judgerl train`` run; the judge in ``grpo/final``).
+        base_model: The judge's base model.
+        scale: The PoS scale (the gold's: 0-9).
+        ids: Training label ids (keep held-out records out); default all.
+        sft_steps, sft_learning_rate, sft_batch_size, sft_max_length: The SFT stage (0 steps: skipped).
+        grpo_steps: Score-regression GRPO steps (0: skipped).
+        grpo_overrides: Extra ``--set`` overrides of the ``score-regression`` recipe.
+        seed: Seed of both stages.
+
+    Returns:
+        ``{"sft_model", "grpo_model", "sft_counts", "n_pairs", "unpaired"}`` (paths None for skipped stages).
+
+    Raises:
+        ValueError: no usable label. RecipeError: bad overrides.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from judgerl.backends.models import resolve_hf_path
+    from judgerl.data.io import write_pairs_jsonl
+    from judgerl.label import read_labels
+    from judgerl.protocols import get_protocol
+    from judgerl.train.sft import run_sft, write_examples
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    labels = read_labels(labels_dir)
+    proto = get_protocol("pos", min_score=scale[0], max_score=scale[1])
+    examples, counts = gold_sft_examples(labels, proto, ids)
+    if not examples:
+        raise ValueError(f"{labels_dir}: no valid gold label to train on ({counts})")
+    write_examples(examples, out / "sft_examples.jsonl")
+    result: dict[str, Any] = {"sft_model": None, "grpo_model": None, "sft_counts": counts}
+    model_for_grpo = base_model
+    sft_dir = out / "sft"
+    if sft_steps > 0:
+        if not (sft_dir / "done.json").is_file():
+            path = resolve_hf_path(base_model)
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            if tokenizer.pad_token is None:
+                tokenizer.pad_token = tokenizer.eos_token
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+            torch.manual_seed(seed)
+            kw = dict(max_steps=sft_steps, learning_rate=sft_learning_rate, per_device_train_batch_size=sft_batch_size,
+                      seed=seed, max_length=sft_max_length, gradient_checkpointing=False)  # 135M fits: no recompute
+            model = run_sft(model, tokenizer, examples, out / "sft-logs", kw)
+            model.save_pretrained(sft_dir)
+            tokenizer.save_pretrained(sft_dir)
+            (sft_dir / "done.json").write_text(json.dumps({"examples": len(examples), "steps": sft_steps}) + "\n")
+        result["sft_model"] = str(sft_dir)
+        model_for_grpo = str(sft_dir)
+    pairs, unpaired = gold_pairs(labels, ids)
+    result.update(n_pairs=len(pairs), unpaired=unpaired)
+    if grpo_steps > 0:
+        if not pairs:
+            raise ValueError(f"{labels_dir}: no pair of labelled responses to one prompt for GRPO")
+        write_pairs_jsonl(pairs, out / "gold_pairs.jsonl")
+        grpo_dir = out / "grpo"
+        if not (grpo_dir / "final" / "config.json").is_file():
+            from judgerl.train.config import load_recipe
+            from judgerl.train.grpo import run_training
+
+            overrides = [f"model={model_for_grpo}", f"data.path={out / 'gold_pairs.jsonl'}", f"output_dir={grpo_dir}",
+                         "warmup.steps=0", "data.limit=null", f"grpo.max_steps={grpo_steps}", f"seed={seed}",
+                         f"score_min={scale[0]:g}", f"score_max={scale[1]:g}", "resume=true", *grpo_overrides]
+            cfg = load_recipe("score-regression", overrides)
+            cfg.validate(where="score-regression (gold judge)")
+            run_training(cfg)
+        result["grpo_model"] = str(grpo_dir / "final")
+    return result
+
+
+__all__ = ["gold_pairs", "gold_sft_examples", "train_gold_judge"]

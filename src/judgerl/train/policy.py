@@ -1,0 +1,356 @@
+"""Policy GRPO against a judge, checked by a gold judge (judge-as-reward; recipe ``policy-grpo``).
+
+The paper's setting (../shared/docs/MISSION.md, section 3): a policy is trained with GRPO (TRL) on
+prompts; its reward is a pointwise judge's expected score, the judge hosted on its own server; held-out
+prompts are scored by a gold judge over training, and curves of train-judge score vs gold score reveal
+reward hacking (train score rises while gold score falls).
+
+:func:`run_policy` (what ``judgerl train --config policy-grpo`` calls):
+
+1. prompts (``prompts``: e.g. IFEval's 541) are split by a seeded hash into held-out (``heldout``) and
+   training prompts;
+2. the reward is the training judge: in process (:func:`judgerl.rewards.judge.get_judge_reward` on a
+   :class:`~judgerl.scoring.JudgeScorer`) or, with ``reward_url``, a ``judgerl serve`` server
+   (:func:`judgerl.serve.client.remote_reward`: every request carries an ``X-Request-ID`` its retries
+   reuse, so a retry is never judged twice; a server that is down or restarting is retried with backoff
+   for ``reward_retry_s`` seconds; items the server failed to judge are re-requested, never silently
+   given the invalid reward);
+3. :class:`PolicyMonitor` audits every reward call's rollouts for reward hacking (:mod:`judgerl.audit`)
+   and, every ``eval_every`` steps (and at step 0 and the end), generates greedy responses to the held-out
+   prompts and scores them with the training judge and the gold judge (``curves.jsonl``, ``curves.png``,
+   ``heldout/step-N.jsonl``; the hacking test of :mod:`judgerl.train.curves`);
+4. if training fails (the reward server stayed down, anything else) a checkpoint of the current step is
+   saved and :class:`PolicyTrainingError` says so; ``resume: true`` (``--resume``) continues from it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from transformers import TrainerCallback
+
+from judgerl.train.curves import (
+    CURVES_FILE,
+    CURVES_PNG,
+    append_curve,
+    hacking_test,
+    plot_curves,
+    read_curves,
+    truncate_curves,
+)
+from judgerl.train.policy_config import PolicyConfig
+
+logger = logging.getLogger(__name__)
+
+#: GRPOConfig defaults for policy runs (a recipe's ``grpo`` section overrides any of them).
+POLICY_GRPO_DEFAULTS: dict[str, Any] = dict(
+    learning_rate=1e-6, per_device_train_batch_size=8, num_generations=4, max_completion_length=128,
+    temperature=1.0, beta=0.0, logging_steps=1, save_steps=10, save_total_limit=2, report_to="none",
+    remove_unused_columns=False, max_steps=50, shuffle_dataset=True, log_completions=False,
+)
+
+
+class PolicyTrainingError(RuntimeError):
+    """Policy training stopped on an error; the message names the checkpoint saved and how to resume."""
+
+
+def load_prompts(path: str | Path, prompt_field: str = "prompt", id_field: str = "key") -> list[tuple[str, str]]:
+    """``[(id, prompt)]`` from a JSON / JSONL file of objects (ids default to the record index).
+
+    Raises:
+        FileNotFoundError: no such file.
+        DataFormatError: a record that is not an object, a missing / empty prompt, a duplicate id (names the
+            file, the record and the field); no prompts at all.
+    """
+    from judgerl.data.errors import DataFormatError
+    from judgerl.data.formats.generic import resolve
+    from judgerl.data.io import iter_records
+
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for raw in iter_records(path):
+        if raw.error:
+            raise DataFormatError(path, raw.location, None, raw.error)
+        if not isinstance(raw.value, dict):
+            raise DataFormatError(path, raw.location, None, f"must be a JSON object, got {type(raw.value).__name__}")
+        prompt = resolve(raw.value, prompt_field)
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise DataFormatError(path, raw.location, prompt_field, "must be a non-empty string")
+        rid = resolve(raw.value, id_field)
+        pid = str(raw.index if rid is None else rid)
+        if pid in seen:
+            raise DataFormatError(path, raw.location, id_field, f"duplicate id {pid!r}")
+        seen.add(pid)
+        out.append((pid, prompt))
+    if not out:
+        raise DataFormatError(path, None, None, "holds no prompts")
+    return out
+
+
+def split_prompts(prompts: Sequence[tuple[str, str]], heldout: int, seed: int, train_limit: int | None = None
+                  ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(train, held-out): prompts ordered by ``derive_seed(seed, "split", id)``, the first ``heldout`` held
+    out. The split depends only on the seed and the ids (not on file order or ``train_limit``).
+
+    Raises:
+        ValueError: ``heldout`` leaves no training prompt.
+    """
+    from judgerl.backends.base import derive_seed
+
+    order = sorted(prompts, key=lambda p: derive_seed(seed, "split", p[0]))
+    if heldout >= len(order):
+        raise ValueError(f"heldout={heldout} leaves no training prompt ({len(order)} prompts)")
+    held, train = order[:heldout], order[heldout:]
+    return (train if train_limit is None else train[:train_limit]), held
+
+
+def build_reward(cfg: PolicyConfig) -> Any:
+    """The training judge's :class:`~judgerl.rewards.judge.JudgeReward` (in process or ``reward_url``).
+
+    Raises:
+        ExpectedScoreUnavailable: ``score_mode: expected`` on an in-process judge that cannot give it.
+    """
+    if cfg.reward_url:
+        from judgerl.serve.client import remote_reward
+
+        return remote_reward(cfg.reward_url, score_mode=cfg.judge.score_mode, max_retry_s=cfg.reward_retry_s,
+                             name="judge")
+    from judgerl.rewards.judge import get_judge_reward
+    from judgerl.scoring import load_scorer, parse_scale
+
+    j = cfg.judge
+    scorer = load_scorer(j.model, scale=parse_scale(j.scale), mode=j.score_mode, samples=j.samples,
+                         max_new_tokens=j.max_new_tokens, temperature=j.temperature, force_answer=j.force_answer,
+                         seed=cfg.seed, protocol_args={"anti_hacking": True} if j.anti_hacking else None)
+    return get_judge_reward(scorer, invalid_reward=cfg.invalid_reward, name="judge")
+
+
+class PolicyMonitor(TrainerCallback):
+    """Rollout audits and held-out gold evaluations of a policy run (see the module docstring).
+
+    Args:
+        reward: The training judge (:class:`~judgerl.rewards.judge.JudgeReward`).
+        gold: The gold :class:`~judgerl.scoring.PointwiseScorer`.
+        heldout: ``[(id, prompt)]`` held-out prompts.
+        tokenizer: The policy's tokenizer.
+        out_dir: Run directory.
+        eval_every: Held-out evaluation every K steps.
+        eval_max_new_tokens: Policy tokens per held-out response.
+        hacking: ``window``, ``min_rho``, ``min_delta`` of :func:`~judgerl.train.curves.hacking_test`.
+
+    :attr:`reward_fn` is the reward function to give the trainer (the judge, plus the rollout audit).
+    """
+
+    def __init__(self, reward: Any, gold: Any, heldout: Sequence[tuple[str, str]], tokenizer: Any,
+                 out_dir: str | Path, *, eval_every: int, eval_max_new_tokens: int,
+                 hacking: dict[str, Any] | None = None) -> None:
+        self.reward = reward
+        self.gold = gold
+        self.heldout = list(heldout)
+        self.tokenizer = tokenizer
+        self.out = Path(out_dir)
+        self.curves = self.out / CURVES_FILE
+        self.eval_every = eval_every
+        self.eval_max_new_tokens = eval_max_new_tokens
+        self.hacking = dict(hacking or {})
+
+        def reward_fn(completions: Sequence[Any], prompts: Sequence[Any] | None = None, **kw: Any) -> list[Any]:
+            return self._on_reward(completions, prompts, kw)
+
+        reward_fn.__name__ = reward.__name__
+        self.reward_fn = reward_fn
+
+    def _on_reward(self, completions: Sequence[Any], prompts: Sequence[Any] | None, kw: dict[str, Any]) -> list[Any]:
+        from judgerl.audit import audit_texts, flag_rates
+        from judgerl.rewards._columns import completion_text, prompt_text
+
+        rewards = self.reward(completions, prompts=prompts, **kw)
+        batch = self.reward.last
+        state = kw.get("trainer_state")
+        step = int(state.global_step) + 1 if state is not None else None
+        texts = [completion_text(c) for c in completions]
+        rates = flag_rates(audit_texts([prompt_text(p) for p in prompts or []] or None, texts))
+        log_metric = kw.get("log_metric")
+        if log_metric is not None:
+            for k, v in rates.items():
+                log_metric(f"audit/{k}", v)
+        scores = [s for s in batch.scores if s is not None]
+        append_curve(self.curves, {
+            "kind": "rollout", "step": step, "n": len(texts), "time": round(time.time(), 3),
+            "reward_mean": sum(float(r) for r in rewards if r is not None) / max(1, len(rewards)),
+            "judge_score_mean": sum(scores) / len(scores) if scores else None,
+            "judge_valid_rate": sum(batch.valid) / max(1, len(batch.valid)),
+            "score_mode": batch.mode, "score_mode_note": batch.note, "audit": rates,
+        })
+        return rewards
+
+    # -- held-out evaluation -------------------------------------------------------------------------
+    def evaluate(self, model: Any, step: int) -> dict[str, Any]:
+        """Greedy responses of ``model`` to the held-out prompts, scored by the training judge and the gold
+        judge, audited; appends a ``heldout`` record (with the hacking test) and redraws the curves."""
+        from judgerl.audit import audit_texts, flag_rates
+        from judgerl.backends import SamplingParams
+        from judgerl.backends.hf import HFBackend
+        from judgerl.scoring import ScoreItem
+
+        prompts = [p for _, p in self.heldout]
+        backend = HFBackend.from_loaded(model, self.tokenizer, name="policy")
+        was_training = model.training
+        model.eval()
+        try:
+            comps = backend.generate([[{"role": "user", "content": p}] for p in prompts],
+                                     SamplingParams(max_new_tokens=self.eval_max_new_tokens, temperature=0.0))
+        finally:
+            if was_training:
+                model.train()
+        responses = [c.text for c in comps]
+        gold = self.gold.score_batch([ScoreItem(p, r, key=i) for (i, p), r in zip(self.heldout, responses)])
+        judged = self.reward.score_texts(prompts, responses)
+        flags = audit_texts(prompts, responses)
+        g = [s.score for s in gold if s.valid]
+        j = [s for s in judged.scores if s is not None]
+        rec: dict[str, Any] = {
+            "kind": "heldout", "step": step, "n": len(prompts), "time": round(time.time(), 3),
+            "judge_score_mean": sum(j) / len(j) if j else None, "judge_valid_rate": len(j) / max(1, len(prompts)),
+            "gold_score_mean": sum(g) / len(g) if g else None, "gold_valid_rate": len(g) / max(1, len(prompts)),
+            "score_mode": judged.mode, "audit": flag_rates(flags),
+            "mean_response_chars": sum(map(len, responses)) / max(1, len(responses)),
+        }
+        earlier = [r for r in read_curves(self.curves) if r.get("kind") == "heldout" and r["step"] < step]
+        rec["hacking"] = hacking_test(earlier + [rec], **self.hacking)
+        append_curve(self.curves, rec)
+        rows = [{"id": i, "prompt": p, "response": r, "gold_score": gs.score, "judge_score": js, "audit": f}
+                for (i, p), r, gs, js, f in zip(self.heldout, responses, gold, judged.scores, flags)]
+        (self.out / "heldout").mkdir(parents=True, exist_ok=True)
+        (self.out / "heldout" / f"step-{step}.jsonl").write_text(
+            "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+        plot_curves(read_curves(self.curves), self.out / CURVES_PNG, getattr(self.gold, "scale", None))
+        if rec["hacking"].get("suspected"):
+            logger.warning("step %d: reward hacking suspected (train judge up, gold down): %s", step, rec["hacking"])
+        return rec
+
+    def _evaluated(self, step: int) -> bool:
+        return any(r.get("kind") == "heldout" and r.get("step") == step for r in read_curves(self.curves))
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
+        if state.is_world_process_zero and not self._evaluated(state.global_step):
+            self.evaluate(model, state.global_step)
+
+    def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
+        step = state.global_step
+        last = step >= state.max_steps or control.should_training_stop
+        if state.is_world_process_zero and (step % self.eval_every == 0 or last) and not self._evaluated(step):
+            self.evaluate(model, step)
+
+
+def build_grpo_args(cfg: PolicyConfig) -> Any:
+    """TRL ``GRPOConfig`` from :data:`POLICY_GRPO_DEFAULTS`, the recipe's ``grpo`` section, ``output_dir``,
+    ``seed`` (bf16 off without a GPU)."""
+    import torch
+    from trl import GRPOConfig
+
+    kw = dict(POLICY_GRPO_DEFAULTS)
+    if not torch.cuda.is_available():
+        kw["bf16"] = False
+    kw.update(cfg.grpo)
+    kw.update(output_dir=cfg.output_dir, seed=cfg.seed)
+    return GRPOConfig(**kw)
+
+
+def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = None) -> dict[str, Any]:
+    """Train a policy against a judge (module docstring). Writes into ``cfg.output_dir``: ``config.json``,
+    ``metrics.jsonl`` (TRL logs), ``curves.jsonl`` + ``curves.png``, ``heldout/``, checkpoints, ``final/``.
+
+    Returns:
+        ``{"output_dir", "final_model", "global_step", "resumed_from", "n_train", "n_heldout", "curves",
+        "last_heldout"}``.
+
+    Args:
+        cfg: The run's config. callbacks: Extra ``TrainerCallback``s (run before the monitor).
+        reward: A ready :class:`~judgerl.rewards.judge.JudgeReward` (default: :func:`build_reward` of ``cfg``).
+
+    Raises:
+        RecipeError: an invalid config. PolicyTrainingError: training stopped (a checkpoint was saved).
+        ExpectedScoreUnavailable, DataFormatError, FileNotFoundError: before training starts.
+    """
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import GRPOTrainer
+
+    from judgerl.backends.models import resolve_hf_path
+    from judgerl.scoring import load_scorer
+    from judgerl.train.callbacks import MetricsLogger, TimeLimit
+
+    cfg.validate()
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    out = Path(cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2))
+    train, held = split_prompts(load_prompts(cfg.prompts, cfg.prompt_field, cfg.id_field), cfg.heldout, cfg.seed,
+                                cfg.train_limit)
+    reward = reward if reward is not None else build_reward(cfg)
+    gold = load_scorer(cfg.gold, ifeval_data=cfg.gold_data or cfg.prompts)
+    args = build_grpo_args(cfg)
+    resume_from = get_last_checkpoint(str(out)) if cfg.resume and out.is_dir() else None
+    if resume_from is not None:
+        truncate_curves(out / CURVES_FILE, int(Path(resume_from).name.rsplit("-", 1)[-1]))
+    elif cfg.resume:  # nothing to resume from: training restarts at step 0
+        truncate_curves(out / CURVES_FILE, 0)
+    else:
+        (out / CURVES_FILE).unlink(missing_ok=True)
+
+    path = resolve_hf_path(cfg.model)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    torch.manual_seed(cfg.seed)
+    monitor = PolicyMonitor(
+        reward, gold, held, tokenizer, out, eval_every=cfg.eval_every,
+        eval_max_new_tokens=cfg.eval_max_new_tokens or int(args.max_completion_length),
+        hacking={"window": cfg.hacking_window, "min_rho": cfg.hacking_min_rho, "min_delta": cfg.hacking_min_delta},
+    )
+    limit = [TimeLimit(time.time() + 60 * float(cfg.time_limit_min))] if cfg.time_limit_min else []
+    dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": p}], "prompt_id": i} for i, p in train])
+    tokenizer.padding_side = "left"
+    trainer = GRPOTrainer(model=model, reward_funcs=[monitor.reward_fn], args=args, train_dataset=dataset,
+                          processing_class=tokenizer, callbacks=[MetricsLogger(out, "policy"), *limit, *callbacks, monitor])
+    try:
+        trainer.train(resume_from_checkpoint=resume_from)
+    except BaseException as e:
+        step = int(trainer.state.global_step)
+        try:
+            trainer._save_checkpoint(trainer.model, trial=None)  # the resumable format of save_steps
+            saved = str(out / f"checkpoint-{step}")
+        except Exception as save_error:  # pragma: no cover - disk full etc.
+            saved = f"none (saving failed: {save_error})"
+        (out / "failure.json").write_text(json.dumps({"step": step, "error": f"{type(e).__name__}: {e}",
+                                                      "checkpoint": saved, "time": time.time()}, indent=2))
+        if not isinstance(e, Exception):
+            raise
+        raise PolicyTrainingError(
+            f"policy training stopped at step {step}: {type(e).__name__}: {e}. Checkpoint saved: {saved}. Fix the "
+            f"cause (is the reward server at {cfg.reward_url} up?) and rerun with --resume." if cfg.reward_url else
+            f"policy training stopped at step {step}: {type(e).__name__}: {e}. Checkpoint saved: {saved}; rerun "
+            "with --resume to continue.") from e
+    (out / "failure.json").unlink(missing_ok=True)
+    final = out / "final"
+    trainer.save_model(str(final))
+    tokenizer.save_pretrained(str(final))
+    heldout = [r for r in read_curves(out / CURVES_FILE) if r.get("kind") == "heldout"]
+    return {
+        "output_dir": str(out), "final_model": str(final), "global_step": int(trainer.state.global_step),
+        "resumed_from": resume_from, "n_train": len(train), "n_heldout": len(held),
+        "curves": str(out / CURVES_FILE), "last_heldout": heldout[-1] if heldout else None,
+    }
+
+
+__all__ = ["POLICY_GRPO_DEFAULTS", "PolicyMonitor", "PolicyTrainingError", "build_grpo_args", "build_reward",
+           "load_prompts", "run_policy", "split_prompts"]
