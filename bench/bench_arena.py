@@ -203,9 +203,10 @@ def main(argv: list[str] | None = None) -> int:
              "", "**Programmatic judge** (math-verify correctness vs the ground truth; correct vs wrong = strong win):",
              "", HEAD]
     lines += [_row(s, prog["systems"][s], acc[s]) for s in _order(prog["systems"])]
-    backend = load_backend(args.model)
+    backend = None
     n_judgments = 2 * len(others) * len(rows)
     for proto in [p.strip() for p in args.protocols.split(",") if p.strip()]:
+        backend = backend or load_backend(args.model)
         judge = Judge(get_protocol(proto, anti_hacking=args.anti_hacking), backend,
                       SamplingParams(max_new_tokens=args.max_new_tokens), force_answer=not args.no_force_answer)
         t0 = time.perf_counter()
