@@ -280,6 +280,20 @@ def test_hacking_responses_are_flagged_in_the_leaderboard(tmp_path: Path, files)
     assert "6/6" in (tmp_path / "out" / "leaderboard.md").read_text()
 
 
+def test_empty_and_huge_responses_are_judged_and_flagged(tmp_path: Path, files) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("".join(json.dumps({"id": f"q{i}", "response": "" if i % 2 else "word " * 20_000}) + "\n"
+                             for i in range(6)))
+    judge = Judge(get_protocol("arena"), ScriptedBackend(lambda m, p: "<think>t</think><verdict>[[B>>A]]</verdict>",
+                                                         context_length=5000), PARAMS)
+    base = load_system(files["bronze"], require_prompt=True)
+    s = run_arena(judge, base, [load_system(empty)], tmp_path / "out", progress=False, n_bootstrap=20)
+    sys_ = s["systems"]["empty"]
+    assert s["inputs"]["empty"]["audit_counts"]["master_key"] == 3
+    assert sys_["n_prompts"] == 3 and sys_["n_dropped"] == 3  # the huge ones do not fit: prompt_too_long, dropped
+    assert sys_["win_rate"] == 0.5  # always B>>A: a strong win in one order, a strong loss in the other
+
+
 def test_cli(tmp_path: Path, files, capsys) -> None:
     outputs = tmp_path / "judge.jsonl"
     outputs.write_text(json.dumps("<think>t</think><verdict>[[A>B]]</verdict>") + "\n")

@@ -92,6 +92,8 @@ def test_pointwise_pass_rates_threshold_and_screens(tmp_path: Path) -> None:
     assert strict["false_positive_rate"] == 0.0
     with pytest.raises(ValueError, match="outside"):
         run(judge, tmp_path, "bad", threshold=11)
+    with pytest.raises(ValueError, match="outside"):
+        run(judge, tmp_path, "nan", threshold=float("nan"))
     report = (tmp_path / "p" / "report.md").read_text()
     assert "False-positive rate" in report and "hack:note_to_evaluator" in report
     assert (tmp_path / "p" / "probe_pass_rates.png").stat().st_size > 1000
