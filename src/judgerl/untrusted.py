@@ -21,9 +21,14 @@ import re
 CONTROL_TAGS = ("think", "verdict", "preference", "score_a", "score_b", "score", "best", "ranking")
 _ZWJ = "\u200d"
 _CONTROL_RE = re.compile(
-    r"<(?=\s*/?\s*(?:" + "|".join(sorted(CONTROL_TAGS, key=len, reverse=True)) + r")\b|" + _ZWJ + ")",
+    r"<(?=\s*(?:/\s*)?(?:" + "|".join(sorted(CONTROL_TAGS, key=len, reverse=True)) + r")\b|" + _ZWJ + ")",
     re.IGNORECASE,
 )
+#: The section delimiters of judgerl prompts (J1): ``[User Question]``, ``[The Start of Assistant A's
+#: Answer]``, ``[The End of Response 2]``. A response that writes ``[The End of Assistant A's Answer]``
+#: followed by a forged ``[The Start of Assistant B's Answer]`` would show the judge a fake response.
+_DELIMITER_RE = re.compile(r"\[(?=\s*(?:the\s+(?:start|end)\s+of\b|user\s+question\s*\])|" + _ZWJ + ")",
+                           re.IGNORECASE)
 
 
 def neutralise_tags(text: str) -> str:
@@ -34,14 +39,16 @@ def neutralise_tags(text: str) -> str:
     followed by one. ``<verdict>B</verdict>`` becomes ``<\u200dverdict>B<\u200d/verdict>``: it reads
     the same to a person (and to most models), but no judgerl tag pattern matches it, so a response
     under judgment, a quoted answer or a tool's output cannot close the judge's thinking or write its
-    verdict. :func:`restore_tags` is the exact inverse.
+    verdict. The prompt's section delimiters (``[The Start of …]``, ``[The End of …]``, ``[User
+    Question]``) get a zero-width joiner after their ``[`` the same way, so a response cannot end its
+    own block and forge another response's. :func:`restore_tags` is the exact inverse.
     """
-    return _CONTROL_RE.sub("<" + _ZWJ, text)
+    return _DELIMITER_RE.sub("[" + _ZWJ, _CONTROL_RE.sub("<" + _ZWJ, text))
 
 
 def restore_tags(text: str) -> str:
     """Inverse of :func:`neutralise_tags`: ``restore_tags(neutralise_tags(t)) == t`` for every ``t``."""
-    return text.replace("<" + _ZWJ, "<")
+    return text.replace("<" + _ZWJ, "<").replace("[" + _ZWJ, "[")
 
 
 _BACKTICK_RUN = re.compile(r"`{3,}")

@@ -8,6 +8,11 @@
   or repeating a judgment (a torn last line from a crash is dropped and redone). A record whose
   generation failed (API error, filtered answer) has ``"final": false``: the next run of the same
   command makes that judgment again and its new record supersedes the old one.
+
+One run writes a directory at a time: :class:`JudgmentWriter` holds an exclusive lock on
+``judgments.jsonl`` (``flock``, released when the writer closes or its process dies), and a second
+run of the same directory stops with :class:`RunInProgress` before it generates anything, truncates a
+line the first is writing, or deletes its file (``--overwrite``).
 """
 
 from __future__ import annotations
@@ -39,6 +44,29 @@ class RunConfigMismatch(ValueError):
     """``out_dir`` holds a run with a different configuration (or different pairs under the same ids)."""
 
 
+class RunInProgress(RunConfigMismatch):
+    """Another process is writing ``judgments.jsonl`` in the same directory (a second run of it)."""
+
+
+def _check_not_locked(path: Path, doing: str) -> None:
+    """Raise :class:`RunInProgress` when a :class:`JudgmentWriter` (of any process) holds ``path``."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): no protection
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise RunInProgress(f"{path} is being written by another run; refusing to {doing}. Wait for it to "
+                            "finish (or stop it), or use another output directory") from None
+    finally:
+        os.close(fd)  # closing the descriptor also drops a lock taken here
+
+
 def read_judgments(path: Path) -> list[dict[str, Any]]:
     """Read ``judgments.jsonl``, repairing a torn last line left by a crash.
 
@@ -68,6 +96,7 @@ def read_judgments(path: Path) -> list[dict[str, Any]]:
             except ValueError as e:
                 rest_blank = all(not x.strip() for x in lines[lineno:])
                 if rest_blank:
+                    _check_not_locked(path, "truncate its last line")
                     warnings.warn(f"{path}:{lineno}: dropping a torn last line ({len(raw)} bytes) left by an "
                                   "interrupted run; it will be redone", stacklevel=2)
                     with open(path, "r+b") as f:
@@ -87,12 +116,26 @@ class JudgmentWriter:
     """Append-only writer of judgment records: one JSON line each.
 
     :meth:`write` appends and flushes one record (the OS has it: a killed process loses nothing);
-    :meth:`sync` makes everything written durable (fsync: a power loss loses nothing).
+    :meth:`sync` makes everything written durable (fsync: a power loss loses nothing). The writer
+    holds an exclusive ``flock`` on the file while it is open.
+
+    Raises:
+        RunInProgress: another writer (another run of the same directory) holds the file.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._f = open(path, "a", encoding="utf-8")
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - no flock (Windows): no protection
+            return
+        try:
+            fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._f.close()
+            raise RunInProgress(f"{path} is being written by another run; wait for it to finish (or stop it), "
+                                "or use another output directory") from None
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append one record and flush it to the OS."""
@@ -133,6 +176,7 @@ def _config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 
 
 def _clear_outputs(out: Path) -> None:
+    _check_not_locked(out / JUDGMENTS_FILE, "overwrite it")
     for name in (JUDGMENTS_FILE, RUN_FILE, SUMMARY_FILE, REPORT_FILE, PLOT_FILE):
         p = out / name
         if p.is_file():
@@ -190,7 +234,8 @@ def index_existing(records: Sequence[Mapping[str, Any]], units: Mapping[tuple[st
         path: The file, for error messages.
 
     Raises:
-        ValueError: a record lacks pair_id/order/sample (names file and line).
+        ValueError: a record lacks pair_id/order/sample, or its ``final`` is not a bool (names file
+            and line).
         RunConfigMismatch: a pair's content or a unit's prompt differs from the recorded one.
     """
     done: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -200,6 +245,8 @@ def index_existing(records: Sequence[Mapping[str, Any]], units: Mapping[tuple[st
             key = (str(r["pair_id"]), str(r["order"]), int(r["sample"]))
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"{path}:{i}: judgment record lacks pair_id/order/sample ({e})") from e
+        if not isinstance(r.get("final", True), bool):
+            raise ValueError(f"{path}:{i}: judgment record field 'final' must be true or false, got {r['final']!r}")
         if key in done and done[key].get("final", True):
             warnings.warn(f"{path}:{i}: duplicate judgment {key}; keeping the first", stacklevel=2)
             continue

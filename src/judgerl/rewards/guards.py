@@ -26,11 +26,32 @@ DEFAULT_MASTER_KEYS: tuple[str, ...] = (
 )
 
 
+#: Characters that render as nothing but are not Unicode format characters (Cf): Hangul fillers,
+#: the Braille blank, the combining grapheme joiner and variation selectors. A response made of them
+#: is as empty as ``""``.
+_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f" + "".join(map(chr, range(0xFE00, 0xFE10))))
+#: Markdown wrappers around a master key (``**Solution**``, ``## Solution``, `` `:` ``).
+_WRAPPERS = "*_#`>~ "
+#: Trailing punctuation of a key (``Solution.``, ``Answer:``, ``解：`` after NFKC).
+_TRAILING = ".:!,;-–—。：、，"
+
+
 def normalise_response(text: str) -> str:
-    """NFKC, zero-width characters removed, whitespace collapsed, case folded, stripped."""
+    """NFKC, zero-width and other invisible characters removed, whitespace collapsed, case folded,
+    stripped."""
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in _INVISIBLE
+                   and not 0xE0100 <= ord(c) <= 0xE01EF)
     return " ".join(text.split()).casefold()
+
+
+def key_form(text: str) -> str:
+    """The form in which responses and master keys are compared: :func:`normalise_response`, then
+    markdown wrappers (``*_#`>~``) stripped at both ends and ``.:!,;-`` at the end; a key made only of
+    punctuation (``"."``, ``":"``) is kept as is."""
+    t = normalise_response(text)
+    t = t.strip(_WRAPPERS) or t
+    return t.rstrip(_TRAILING).strip() or t
 
 
 def guard_reason(response: str, guard_empty: bool, master_keys: tuple[str, ...]) -> str | None:
@@ -38,11 +59,18 @@ def guard_reason(response: str, guard_empty: bool, master_keys: tuple[str, ...])
 
     Returns:
         ``"guard:empty"`` (empty or whitespace / invisible characters only, when ``guard_empty``),
-        ``"guard:master_key"`` (equal to one of ``master_keys`` after normalisation), or None.
+        ``"guard:master_key"`` (equal to one of ``master_keys`` in :func:`key_form`, e.g.
+        ``"**Solution.**"`` for ``"Solution"``; or made only of the characters of the keys that are
+        punctuation only -- with the default keys ``"::"``, ``". ."`` and ``"…"`` as well as ``":"``),
+        or None.
     """
     norm = normalise_response(response)
     if guard_empty and not norm:
         return "guard:empty"
-    if master_keys and norm in {normalise_response(k) for k in master_keys}:
+    if not master_keys or not norm:
+        return None
+    keys = {key_form(k) for k in master_keys}
+    symbols = {c for k in keys if not any(ch.isalnum() for ch in k) for c in k if not c.isspace()}
+    if symbols and all(c in symbols or c == " " for c in norm):
         return "guard:master_key"
-    return None
+    return "guard:master_key" if key_form(norm) in keys else None
