@@ -53,6 +53,11 @@ def tiny(recipe: str, out: Path, shared_data: Path, *extra: str):
         ("score-regression", ()),
         ("tir-judge", ("grpo.max_completion_length=32", "dapo.overlong_buffer=8", "tools.max_rounds=1",
                        "tools.max_new_tokens=16", "dapo.dynamic_sampling=false")),
+        # distillation cold start (programmatic teacher) + LoRA on the top 2 blocks
+        ("j1-pav-distill", ("freeze_layers=0", "lora.top_layers=2")),
+        ("tir-judge-distill", ("freeze_layers=0", "lora.top_layers=2", "grpo.max_completion_length=32",
+                               "dapo.overlong_buffer=8", "tools.max_rounds=1", "tools.max_new_tokens=16",
+                               "dapo.dynamic_sampling=false")),
     ],
 )
 def test_recipe_runs_two_steps(recipe: str, extra: tuple[str, ...], tmp_path: Path, shared_data: Path,
@@ -67,13 +72,18 @@ def test_recipe_runs_two_steps(recipe: str, extra: tuple[str, ...], tmp_path: Pa
     assert [r["step"] for r in recs] == [1, 2]
     assert any(k.startswith("rewards/") for k in recs[0])
     assert "completions/mean_length" in recs[0]
-    if recipe == "tir-judge":
+    if recipe.startswith("tir-judge"):
         assert "judge/tool_use_rate" in recs[0]
         assert "rewards/tir_reward/mean" in recs[0]
     else:
         assert any(k.startswith("judge/") and "valid_format" in k for k in recs[0])
     assert (tmp_path / "curves_grpo.png").is_file()
     json.loads((tmp_path / "config.json").read_text())
+    assert (Path(result["sft_model"]) / "done.json").is_file()
+    if recipe.endswith("-distill"):  # teacher trajectories kept by rejection sampling, LoRA adapter saved
+        stats = json.loads((tmp_path / "sft_stats.json").read_text())
+        assert stats["teacher"] == "programmatic/arithmetic" and stats["selected"] == stats["rows"] == 8
+        assert (Path(result["final_model"]) / "adapter" / "adapter_model.safetensors").is_file()
 
 
 def test_resume_after_kill_continues_from_last_checkpoint(tmp_path: Path, shared_data: Path,

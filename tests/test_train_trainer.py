@@ -138,12 +138,17 @@ def test_warmup_targets_parse_correctly() -> None:
         rows = build_rows(ps, task, proto, proto)
         ex = templated_examples(rows, {p.id: p for p in ps}, proto)
         for r, e in zip(rows, ex):
-            d = proto.parse(e["completion"][0]["content"])
+            d = proto.parse(e.text)
             assert d.valid, e
             if r["label"] is not None:
                 assert d.verdict == r["label"]
         if task == "tir":
-            assert "```python\nprint(0 + 1)\n```\n```output\n1\n```" in ex[0]["completion"][0]["content"]
+            assert "```python\nprint(0 + 1)\n```\n```output\n1\n```" in ex[0].text
+            # the interpreter output is its own piece (masked from the SFT loss), code is the judge's
+            assert ("tool", "```output\n1\n```\n") in ex[0].pieces
+            assert ("code", "```python\nprint(0 + 1)\n```\n") in ex[0].pieces
+        else:
+            assert all(k == "model" for k, _ in ex[0].pieces)
     for name in ("pas", "pavs"):
         d = get_protocol(name).parse(warmup_target(ps[0], get_protocol(name), order=1))
         assert d.valid and d.verdict == "B"
@@ -227,3 +232,21 @@ def test_trajectory_ids_masks_tool_tokens_and_appends_eos() -> None:
     assert trajectory_ids(WordTokenizer(), long, 10)[0] == [1, 1]
     empty = Trajectory(segments=())
     assert trajectory_ids(WordTokenizer(), empty, 10) == ([99], [1])
+
+
+def test_pair_locality_check_deals_batches_like_accelerate() -> None:
+    from judgerl.train.trainer import check_pair_locality
+
+    keys = [(f"p{i // 2}", "pav") for i in range(16)]  # 8 pairs, both orders adjacent
+    # 2 processes, 2 generations: 4 rows per process = 2 prompts = 1 whole pair each
+    ok = PairBlockRepeatSampler(keys, mini_repeat_count=2, batch_size=4, seed=0)
+    check_pair_locality(keys, ok, per_process_rows=4, num_processes=2, block=2)
+    # 2 rows per process = 1 prompt: the two orders of a pair go to different processes
+    split = PairBlockRepeatSampler(keys, mini_repeat_count=2, batch_size=2, seed=0)
+    with pytest.raises(ValueError, match="split across processes: process 0 holds 1 of its 2 rows"):
+        check_pair_locality(keys, split, per_process_rows=2, num_processes=2, block=2)
+    # a dataset whose partners are not adjacent fails even on one process
+    shuffled = [keys[i] for i in (0, 2, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)]
+    with pytest.raises(ValueError, match="split across processes"):
+        check_pair_locality(shuffled, PairBlockRepeatSampler(shuffled, 1, batch_size=2, shuffle=False), 2, 1, 2)
+    check_pair_locality(keys, split, per_process_rows=2, num_processes=2, block=1)  # block 1: no pairs to keep

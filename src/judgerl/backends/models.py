@@ -1,9 +1,10 @@
 """Resolve a model name to a backend.
 
 Names are ``provider/name`` (``hf/…``, ``openai/…``, ``vllm/…``), the embedded model's short name
-``smollm2-135m``, ``scripted/<outputs.jsonl>`` (replays outputs, for tests) or a local directory
-(loaded with the ``hf`` provider). Providers are imported
-lazily so optional extras are only needed when used.
+``smollm2-135m``, a trained judge that ships with judgerl (:data:`NAMED_JUDGES`, e.g.
+``smollm2-135m-judge``), ``scripted/<outputs.jsonl>`` (replays outputs, for tests) or a local
+directory (loaded with the ``hf`` provider). Providers are imported lazily so optional extras are
+only needed when used.
 """
 
 from __future__ import annotations
@@ -12,22 +13,42 @@ from pathlib import Path
 from typing import Any
 
 from judgerl.backends.base import Backend
-from judgerl.backends.embedded import EMBEDDED_NAME, embedded_model_path
+from judgerl.backends.embedded import EMBEDDED_NAME, cache_dir, embedded_model_path
 
 PROVIDERS = ("hf", "openai", "vllm", "scripted")
+
+#: Trained judges shipped as LoRA adapters (``judgerl/judges/<name>/``): name -> (base model name,
+#: the command that trains and ships the adapter). Merged into the base on first use
+#: (:func:`judgerl.judges.named_judge_path`).
+NAMED_JUDGES: dict[str, tuple[str, str]] = {
+    "smollm2-135m-judge": (
+        EMBEDDED_NAME,
+        "python bench/bench_train_judges.py --out runs/proof --ship tir  (docs/training.md, 'LoRA and the shipped judge')",
+    ),
+}
 
 
 def resolve_hf_path(name: str) -> str:
     """The local directory (or hub id) of a transformers model name.
 
     ``smollm2-135m`` / ``embedded`` (optionally with an ``hf/`` prefix) -> the embedded model's
-    cached safetensors directory; ``hf/<path>`` -> ``<path>``; anything else unchanged. The one
-    place model names are resolved, for eval, serve and training alike.
+    cached safetensors directory; a :data:`NAMED_JUDGES` name -> its merged model directory;
+    ``hf/<path>`` -> ``<path>``; anything else unchanged. The one place model names are resolved,
+    for eval, serve and training alike.
+
+    Raises:
+        judgerl.judges.JudgeNotBuiltError: a named judge whose adapter is not in the package (the
+            message names the command that builds it).
     """
     if name.startswith("hf/"):
         name = name[3:]
     if name in (EMBEDDED_NAME, "embedded"):
         return str(embedded_model_path())
+    if name in NAMED_JUDGES:
+        from judgerl.judges import named_judge_path
+
+        base, command = NAMED_JUDGES[name]
+        return str(named_judge_path(name, resolve_hf_path(base), command, cache_dir() / "models"))
     return name
 
 
@@ -35,8 +56,9 @@ def load_backend(model: str, **kwargs: Any) -> Backend:
     """Create the backend for ``model``.
 
     Args:
-        model: ``smollm2-135m``, ``hf/<path-or-id>``, ``openai/<model>``, ``vllm/<path>`` or a local
-            directory. Hub ids are passed to transformers unchanged (they only work where a hub is
+        model: ``smollm2-135m``, a :data:`NAMED_JUDGES` name, ``hf/<path-or-id>``,
+            ``openai/<model>``, ``vllm/<path>`` or a local directory. Hub ids are passed to
+            transformers unchanged (they only work where a hub is
             reachable or the model is already cached).
         **kwargs: Passed to the backend's constructor (e.g. ``batch_size``, ``base_url``).
 
@@ -44,7 +66,7 @@ def load_backend(model: str, **kwargs: Any) -> Backend:
         ValueError: unknown provider prefix.
         ImportError: the provider's optional extra is not installed (message names the extra).
     """
-    if model == EMBEDDED_NAME:
+    if model == EMBEDDED_NAME or model in NAMED_JUDGES:
         provider, name = "hf", model
     elif "/" in model and model.split("/", 1)[0] in PROVIDERS:
         provider, name = model.split("/", 1)

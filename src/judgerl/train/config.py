@@ -2,7 +2,8 @@
 
 A recipe is a YAML mapping whose top-level keys are the fields of :class:`TrainConfig`. The judgerl
 sections are dataclasses -- :class:`DataConfig`, :class:`RewardsConfig`, :class:`WarmupConfig`,
-:class:`DapoConfig`, :class:`ToolsConfig` -- so every field has one default, here, and a misspelt
+:class:`DistillConfig`, :class:`ZeroConfig`, :class:`DapoConfig`, :class:`ToolsConfig`,
+:class:`LoraConfig` -- so every field has one default, here, and a misspelt
 key is an error naming the key and the closest valid one (``dapo.dynamic_sampeling`` -> "did you
 mean 'dynamic_sampling'?"). ``grpo`` holds the fields of :class:`judgerl.train.trainer.JudgeGRPOConfig`
 (TRL's ``GRPOConfig`` plus judgerl's own trainer options, as TRL does it) and ``sft`` those of TRL's
@@ -24,8 +25,16 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
-from judgerl.codeblocks import MAX_TOOL_ROUNDS
-from judgerl.train import defaults
+from judgerl.train.sections import (
+    DapoConfig,
+    DataConfig,
+    DistillConfig,
+    LoraConfig,
+    RewardsConfig,
+    ToolsConfig,
+    WarmupConfig,
+    ZeroConfig,
+)
 
 TASKS: tuple[str, ...] = ("pairwise", "pointwise", "multitask", "tir", "regression")
 
@@ -40,105 +49,15 @@ def closest(name: str, known: Iterable[str]) -> str:
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
-@dataclass
-class DataConfig:
-    """Training data: a pairs file (``path``) or a builder.
-
-    Attributes:
-        path: Any file :func:`judgerl.data.load_pairs` reads.
-        format: Its format (default: detected). field_map: ``--field`` mapping for generic files.
-        skip_invalid: Skip malformed records instead of failing.
-        builder: ``gsm8k-arith`` (arithmetic-verification pairs from GSM8K calculations).
-        source: The builder's input (a GSM8K jsonl). max_value, ops: arithmetic builder options.
-        limit: Most pairs used (after ``offset``). offset: Skip the first N usable pairs (hold-out).
-    """
-
-    path: str | None = None
-    format: str | None = None
-    field_map: dict[str, str] | None = None
-    skip_invalid: bool = False
-    builder: str | None = None
-    source: str | None = None
-    max_value: int = 999
-    ops: str = "+-*"
-    limit: int | None = None
-    offset: int = 0
-
-
-@dataclass
-class RewardsConfig:
-    """Reward weights (0 = off). Rewards: :mod:`judgerl.rewards` (J1 verdict / consistency /
-    pointwise-from-pairwise / format, score regression, TIR) and DAPO's soft overlong punishment
-    (``overlong``, needs ``dapo.overlong_buffer``)."""
-
-    verdict: float = 0.0
-    consistency: float = 0.0
-    pointwise_pair: float = 0.0
-    format: float = 0.0
-    regression: float = 0.0
-    tir: float = 0.0
-    overlong: float = 0.0
-
-    def weights(self) -> dict[str, float]:
-        """The non-zero weights by reward name, in field order."""
-        return {k: float(v) for k, v in dataclasses.asdict(self).items() if v}
-
-
-@dataclass
-class WarmupConfig:
-    """SFT format warm-up before RL (templated correct judgments of the training pairs).
-
-    Attributes:
-        steps: SFT steps (0 = no warm-up). examples: Rows used (None = all).
-        learning_rate: SFT learning rate. batch_size: SFT per-device batch size.
-    """
-
-    steps: int = 0
-    examples: int | None = None
-    learning_rate: float = 5e-5
-    batch_size: int = 8
-
-
-@dataclass
-class DapoConfig:
-    """DAPO (Yu et al., 2025) options judgerl implements on top of TRL.
-
-    Attributes:
-        dynamic_sampling: Drop zero-variance groups and refill the batch (eq. 11).
-        max_sampling_rounds: Extra generation batches per step for the refill.
-        overlong_buffer: L_cache of the soft overlong punishment, eq. (13), in tokens.
-    """
-
-    dynamic_sampling: bool = defaults.DYNAMIC_SAMPLING
-    max_sampling_rounds: int = defaults.MAX_SAMPLING_ROUNDS
-    overlong_buffer: int | None = None
-
-
-@dataclass
-class ToolsConfig:
-    """Tool-integrated rollouts (``task: tir``).
-
-    Attributes:
-        max_rounds: Most executed code blocks per rollout (TIR-Judge: 3).
-        sandbox: ``auto``, ``bwrap`` or ``fallback`` (see :func:`judgerl.tools.get_sandbox`).
-        timeout_s: Seconds per code execution.
-        max_new_tokens: Tokens per generation round (None = ``grpo.max_completion_length``).
-        allow_unsafe: Allow the fallback executor where bubblewrap is missing (not a boundary).
-    """
-
-    max_rounds: int = MAX_TOOL_ROUNDS
-    sandbox: str = "auto"
-    timeout_s: float = 5.0
-    max_new_tokens: int | None = None
-    allow_unsafe: bool = False
-
-
 SECTION_TYPES: dict[str, type] = {
     "data": DataConfig,
     "rewards": RewardsConfig,
     "warmup": WarmupConfig,
+    "distill": DistillConfig,
+    "zero": ZeroConfig,
     "dapo": DapoConfig,
     "tools": ToolsConfig,
+    "lora": LoraConfig,
 }
 
 
@@ -161,7 +80,8 @@ class TrainConfig:
         freeze_layers: Freeze the input embeddings and the first N transformer blocks (CPU speed-up).
         time_limit_min: Stop training (after saving a checkpoint) after this many minutes.
         resume: Continue from the newest checkpoint in ``output_dir`` if there is one.
-        data, rewards, warmup, dapo, tools: The typed sections (see their classes).
+        data, rewards, warmup, distill, zero, dapo, tools, lora: The typed sections (see their
+            classes).
         grpo: Fields of :class:`judgerl.train.trainer.JudgeGRPOConfig` (TRL's ``GRPOConfig``).
         sft: Fields of TRL's ``SFTConfig`` for the warm-up.
     """
@@ -182,8 +102,11 @@ class TrainConfig:
     data: DataConfig = field(default_factory=DataConfig)
     rewards: RewardsConfig = field(default_factory=RewardsConfig)
     warmup: WarmupConfig = field(default_factory=WarmupConfig)
+    distill: DistillConfig = field(default_factory=DistillConfig)
+    zero: ZeroConfig = field(default_factory=ZeroConfig)
     dapo: DapoConfig = field(default_factory=DapoConfig)
     tools: ToolsConfig = field(default_factory=ToolsConfig)
+    lora: LoraConfig = field(default_factory=LoraConfig)
     grpo: dict[str, Any] = field(default_factory=dict)
     sft: dict[str, Any] = field(default_factory=dict)
 
@@ -227,6 +150,7 @@ class TrainConfig:
             raise RecipeError(f"{where}: data.path (a pairs file) or data.builder is required")
         if self.rewards.overlong and not self.dapo.overlong_buffer:
             raise RecipeError(f"{where}: rewards.overlong needs dapo.overlong_buffer (L_cache, in tokens)")
+        self._validate_stages(where)
         try:
             self.pairwise()
             self.pointwise()
@@ -246,6 +170,36 @@ class TrainConfig:
             v = self.grpo.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
                 raise RecipeError(f"{where}: grpo.{key} must be a non-negative number, got {v!r}")
+
+    def _validate_stages(self, where: str) -> None:
+        """Checks of the distill / zero / lora / warm-up sections (see :meth:`validate`)."""
+        for section, key in (("warmup", "steps"), ("zero", "rounds"), ("lora", "r"), ("lora", "top_layers")):
+            v = getattr(getattr(self, section), key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise RecipeError(f"{where}: {section}.{key} must be an integer >= 0, got {v!r}")
+        for section, key in (("distill", "samples"), ("zero", "samples")):
+            v = getattr(getattr(self, section), key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise RecipeError(f"{where}: {section}.{key} must be a positive integer, got {v!r}")
+        d, z = self.distill, self.zero
+        if d.teacher is not None and (not isinstance(d.teacher, str) or not d.teacher.strip()):
+            raise RecipeError(f"{where}: distill.teacher must be 'programmatic' or a model name, got {d.teacher!r}")
+        if d.teacher and self.warmup.steps == 0:
+            raise RecipeError(f"{where}: distill.teacher is set but warmup.steps is 0 (the SFT steps on its trajectories)")
+        if d.samples > 1 and d.temperature == 0:
+            raise RecipeError(f"{where}: distill.samples={d.samples} with temperature 0 gives identical samples; "
+                              "set distill.temperature > 0")
+        if z.rounds:
+            if self.task != "tir":
+                raise RecipeError(f"{where}: zero.rounds needs task: tir (TIR-Judge-Zero bootstraps a tool judge)")
+            if d.teacher:
+                raise RecipeError(f"{where}: zero.rounds and distill.teacher exclude each other (Zero has no teacher)")
+            if self.warmup.steps == 0:
+                raise RecipeError(f"{where}: zero.rounds needs warmup.steps > 0 (the SFT steps of every round)")
+            if z.temperature <= 0:
+                raise RecipeError(f"{where}: zero.temperature must be > 0 to sample {z.samples} different trajectories")
+        if self.lora.r and self.freeze_layers:
+            raise RecipeError(f"{where}: freeze_layers and lora.r exclude each other (LoRA already freezes the base)")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

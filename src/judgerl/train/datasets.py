@@ -103,6 +103,24 @@ def build_rows(
     return rows
 
 
+def with_prefill(rows: Sequence[dict[str, Any]], prefill: str | None) -> list[dict[str, Any]]:
+    """Copies of ``rows`` whose prompt ends with an assistant message holding ``prefill`` (the judge
+    continues that text; e.g. ``<think>Let me check with Python.\n```python\n`` nudges a small base
+    to write code). ``None`` or ``""`` returns the rows unchanged.
+
+    Raises:
+        ValueError: a row's prompt already ends with an assistant message.
+    """
+    if not prefill:
+        return list(rows)
+    out = []
+    for r in rows:
+        if r["prompt"] and r["prompt"][-1]["role"] == "assistant":
+            raise ValueError(f"row of pair {r['pair_id']!r} already has an assistant prefill")
+        out.append({**r, "prompt": [*r["prompt"], {"role": "assistant", "content": prefill}]})
+    return out
+
+
 def to_dataset(rows: list[dict[str, Any]]) -> Any:
     """A ``datasets.Dataset`` of the rows (all columns kept; None-only columns typed as strings)."""
     from datasets import Dataset, Features, Value

@@ -1,20 +1,29 @@
-"""Run a judge-training recipe: data -> GRPO rows -> (SFT warm-up) -> GRPO/DAPO on TRL.
+"""Run a judge-training recipe: data -> GRPO rows -> (SFT stage) -> GRPO/DAPO on TRL.
 
-:func:`run_training` is what ``judgerl train`` calls. The pieces are reusable on their own:
-:func:`load_training_pairs`, :func:`build_reward_funcs`, :func:`build_grpo_config`.
+:func:`run_training` is what ``judgerl train`` calls; a recipe with ``zero.rounds`` goes to
+:func:`judgerl.train.bootstrap.run_zero`. :func:`train_recipe` runs one SFT and/or GRPO stage from a
+given initial model (also used by every TIR-Judge-Zero phase). The pieces are reusable on their
+own: :func:`load_training_pairs`, :func:`build_reward_funcs`, :func:`build_grpo_config`.
+
+Output directory of a run::
+
+    config.json            the resolved config (what --resume reloads)
+    sft_examples.jsonl     the SFT targets (templated, or teacher trajectories kept by rejection
+    sft_stats.json         sampling) and their statistics
+    sft/                   the model after the SFT stage (+ sft/adapter with LoRA; done.json last)
+    checkpoint-N/          GRPO checkpoints
+    final/                 the trained judge (+ final/adapter with LoRA)
+    metrics.jsonl, curves_*.png
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import os
 from pathlib import Path
 from typing import Any, Callable
 
-from judgerl.backends.models import resolve_hf_path
-from judgerl.train.config import SAVED_CONFIG, RecipeError, TrainConfig, closest
+from judgerl.train.config import RecipeError, TrainConfig, closest
 from judgerl.types import PreferencePair
 
 logger = logging.getLogger(__name__)
@@ -105,6 +114,8 @@ def build_reward_funcs(config: TrainConfig) -> tuple[list[Callable[..., Any]], l
             fn = get_regression_reward(pt)
         elif name == "tir":
             fn = get_tir_reward(pw, max_tool_calls=int(config.tools.max_rounds))
+            if config.tools.force_answer:
+                fn = forced_answer_reward(fn)
         elif name == "overlong":
             if not config.dapo.overlong_buffer:
                 raise RecipeError("rewards.overlong needs dapo.overlong_buffer (L_cache, in tokens)")
@@ -116,6 +127,27 @@ def build_reward_funcs(config: TrainConfig) -> tuple[list[Callable[..., Any]], l
         funcs.append(fn)
         weights.append(float(w))
     return funcs, weights
+
+
+def forced_answer_reward(base: Callable[..., list[float | None]]) -> Callable[..., list[float | None]]:
+    """The TIR reward ``base`` with Rf = 0 for rollouts whose answer tag judgerl forced.
+
+    TIR-Judge's Rf requires the answer tags to be present; a forced tag was written by judgerl, not
+    the policy, so such a rollout scores R = Rc × (0.1 + 0.9 · 0) = 0.1 · Rc
+    (:func:`judgerl.rewards.tir.tir_reward_value`; Rc = 1[R > 0] since R ≥ 0.1 · Rc): a correctness
+    signal for a base that never writes the tag (the verdict token after the forced tag is
+    trained), ten times smaller than a correct judgment in the policy's own format. Reads the
+    ``forced`` flag of the rollout's ``trajectories`` column.
+    """
+    from judgerl.rewards.tir import tir_reward_value
+
+    def tir_reward(completions: Any, **kwargs: Any) -> list[float | None]:
+        values = base(completions, **kwargs)
+        trajs = kwargs.get("trajectories") or [None] * len(values)
+        return [v if v is None or not (t or {}).get("forced") else tir_reward_value(float(v > 0), 0.0, 0.0)
+                for v, t in zip(values, trajs)]
+
+    return tir_reward
 
 
 def build_grpo_config(config: TrainConfig, weights: list[float]) -> Any:
@@ -183,97 +215,29 @@ def freeze_bottom(model: Any, n_layers: int) -> int:
 def run_training(config: TrainConfig) -> dict[str, Any]:
     """Train a judge with the recipe ``config``.
 
-    Steps: load pairs -> GRPO rows (both halves of each pair adjacent) -> load the model ->
-    SFT format warm-up (``warmup.steps`` > 0, skipped when resuming a GRPO checkpoint) -> GRPO with
-    the recipe's rewards and DAPO options -> save ``<output_dir>/final``.
+    Plain recipes (:func:`judgerl.train.stages.train_recipe`): load pairs -> GRPO rows (both halves
+    of each pair adjacent) -> load the model (+ LoRA) -> SFT stage (``warmup.steps`` > 0: templated
+    trajectories, or teacher trajectories kept by rejection sampling when ``distill.teacher`` is
+    set; skipped when resuming) -> GRPO with the recipe's rewards and DAPO options -> save
+    ``<output_dir>/final``. Recipes with ``zero.rounds`` > 0 run TIR-Judge-Zero
+    (:func:`judgerl.train.bootstrap.run_zero`).
 
     Writes ``<output_dir>/config.json`` (the resolved config), ``metrics.jsonl`` (one record per
-    logged step, SFT phase ``warmup`` then ``grpo``), ``curves_*.png`` and checkpoints
-    ``checkpoint-N`` every ``grpo.save_steps`` steps.
+    logged step, phases ``warmup`` then ``grpo``), ``curves_*.png``, ``sft/`` and checkpoints
+    ``checkpoint-N`` every ``grpo.save_steps`` steps (layout: module docstring).
 
     Returns:
-        Summary dict: ``output_dir``, ``final_model``, ``global_step``, ``resumed_from``,
-        ``n_pairs``, ``n_rows``, ``metrics``.
+        Summary dict: ``output_dir``, ``final_model``, ``sft_model``, ``global_step``,
+        ``resumed_from``, ``n_pairs``, ``n_rows``, ``metrics`` (and ``rounds`` for Zero).
 
     Raises:
         RecipeError: invalid config.
     """
-    import time
-
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from judgerl.train.callbacks import MetricsLogger, TimeLimit
-    from judgerl.train.datasets import build_rows, to_dataset
-    from judgerl.train.trainer import JudgeGRPOTrainer
-
     config.validate()
-    started = time.time()
-    limit_cb = [TimeLimit(started + 60 * float(config.time_limit_min))] if config.time_limit_min else []
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    out = Path(config.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / SAVED_CONFIG).write_text(json.dumps(config.to_dict(), indent=2))
+    if config.zero.rounds:
+        from judgerl.train.bootstrap import run_zero
 
-    pairs = load_training_pairs(config)
-    pw, pt = config.pairwise(), config.pointwise()
-    rows = build_rows(pairs, config.task, pw, pt)
-    funcs, weights = build_reward_funcs(config)
-    args = build_grpo_config(config, weights)
-    resume_from = last_checkpoint(out) if config.resume else None
+        return run_zero(config)
+    from judgerl.train.stages import train_recipe
 
-    model_path = resolve_hf_path(config.model)
-    tokenizer = AutoTokenizer.from_pretrained(model_path)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
-    torch.manual_seed(config.seed)
-    if config.freeze_layers:
-        n_trainable = freeze_bottom(model, int(config.freeze_layers))
-        logger.info("froze embeddings + %d layers; %d trainable parameters", config.freeze_layers, n_trainable)
-
-    steps = int(config.warmup.steps)
-    if steps > 0 and resume_from is None:
-        from judgerl.train.sft import run_sft, templated_examples
-
-        n_ex = len(rows) if config.warmup.examples is None else int(config.warmup.examples)
-        examples = templated_examples(rows[:n_ex], {p.id: p for p in pairs}, [p for p in (pw, pt) if p is not None])
-        sft_kw = dict(
-            max_steps=steps,
-            learning_rate=float(config.warmup.learning_rate),
-            per_device_train_batch_size=int(config.warmup.batch_size),
-            seed=config.seed,
-        )
-        sft_kw.update(config.sft)
-        logger.info("SFT warm-up: %d steps on %d templated trajectories", steps, len(examples))
-        model = run_sft(model, tokenizer, examples, out / "warmup", sft_kw, callbacks=[MetricsLogger(out, "warmup"), *limit_cb])
-
-    rollout_func = None
-    if config.task == "tir":
-        from judgerl.train.rollout import make_tir_rollout
-
-        rollout_func = make_tir_rollout(config, tokenizer)
-
-    tokenizer.padding_side = "left"
-    trainer = JudgeGRPOTrainer(
-        model=model,
-        reward_funcs=funcs,
-        args=args,
-        train_dataset=to_dataset(rows),
-        processing_class=tokenizer,
-        callbacks=[MetricsLogger(out, "grpo"), *limit_cb],
-        rollout_func=rollout_func,
-    )
-    trainer.train(resume_from_checkpoint=resume_from)
-    final = out / "final"
-    trainer.save_model(str(final))
-    tokenizer.save_pretrained(str(final))
-    return {
-        "output_dir": str(out),
-        "final_model": str(final),
-        "global_step": int(trainer.state.global_step),
-        "resumed_from": resume_from,
-        "n_pairs": len(pairs),
-        "n_rows": len(rows),
-        "metrics": str(out / "metrics.jsonl"),
-    }
+    return train_recipe(config)

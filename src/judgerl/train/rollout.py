@@ -18,30 +18,40 @@ as the ``trajectories`` column (TIR reward: Rt needs the executed calls and erro
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from judgerl.backends.base import SamplingParams, derive_seed
 from judgerl.backends.chat import render_chat
 from judgerl.train.config import TrainConfig
 
 
-def trajectory_ids(tokenizer: Any, trajectory: Any, max_len: int) -> tuple[list[int], list[int]]:
-    """Completion token ids of a trajectory and its loss mask (0 on tool-output tokens).
+#: Segment kinds masked out of the GRPO loss: text judgerl inserted, not sampled from the policy.
+ROLLOUT_MASKED_KINDS: tuple[str, ...] = ("tool", "forced")
+
+
+def trajectory_ids(tokenizer: Any, trajectory: Any, max_len: int,
+                   masked: Sequence[str] = ROLLOUT_MASKED_KINDS,
+                   terminated: bool | None = None) -> tuple[list[int], list[int]]:
+    """Completion token ids of a trajectory and its loss mask (0 on the ``masked`` segment kinds:
+    tool output and forced prefills by default).
 
     The ids are the tokenization of the whole trajectory text; the mask uses the segments' token
-    offsets (the tool loop computes them with the same tokenizer). The sequence is cut to
-    ``max_len``; a trajectory that stopped (not cut, finish_reason "stop") gets the EOS token so TRL
-    counts it as terminated.
+    offsets (computed with the same tokenizer). The sequence is cut to ``max_len``; a terminated
+    trajectory that was not cut gets the EOS token so TRL counts it as terminated (not truncated,
+    so DAPO's overlong filtering keeps it). ``terminated`` defaults to ``finish_reason == "stop"``;
+    a judgment whose answer was forced is complete too (its first pass may have ended on length).
     """
     ids = tokenizer(trajectory.text, add_special_tokens=False)["input_ids"]
     mask = [1] * len(ids)
     for seg in trajectory.segments:
-        if seg.kind in ("tool", "forced"):
+        if seg.kind in masked:
             for j in range(seg.token_start, min(seg.token_end, len(ids))):
                 mask[j] = 0
     cut = len(ids) > max_len
     ids, mask = ids[:max_len], mask[:max_len]
-    if not cut and trajectory.finish_reason == "stop" and len(ids) < max_len:
+    if terminated is None:
+        terminated = trajectory.finish_reason == "stop"
+    if not cut and terminated and len(ids) < max_len:
         ids.append(tokenizer.eos_token_id)
         mask.append(1)
     if not ids:  # an empty generation: a lone EOS keeps TRL's tensors well-formed
@@ -54,10 +64,13 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None) -
 
     ``config.tools`` (:class:`~judgerl.train.config.ToolsConfig`): ``max_rounds``, ``sandbox``
     kind, ``timeout_s``, ``max_new_tokens`` per round (default ``grpo.max_completion_length``),
-    ``allow_unsafe``. Sampling uses the trainer's ``temperature`` and ``top_p``; rollout ``i`` of
-    step ``s`` on process ``p`` samples with ``derive_seed(seed, s, p, i)``. Logs
-    ``judge/tool_use_rate`` (fraction of rollouts with at least one executed block) and
-    ``judge/tool_error_rate`` through the trainer.
+    ``allow_unsafe``, ``force_answer`` (the Judge forces the answer tag of trajectories that
+    never wrote one; the forced prefill is masked, the tokens after it are trained, and the
+    ``trajectories`` column marks them ``forced`` for the reward). Sampling uses the trainer's
+    ``temperature`` and ``top_p``; rollout ``i`` of step ``s`` on process ``p`` samples with
+    ``derive_seed(seed, s, p, i)``. Logs ``judge/tool_use_rate`` (fraction of rollouts with at
+    least one executed block), ``judge/tool_error_rate`` and ``judge/forced_rate`` through the
+    trainer.
 
     Raises:
         judgerl.tools.SandboxUnavailableError: only the unsafe fallback sandbox is available and
@@ -84,7 +97,8 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None) -
         backend = HFBackend.from_loaded(model, tokenizer, batch_size=max(1, len(prompts)))
         params = SamplingParams(max_new_tokens=per_round, temperature=float(args.temperature or 1.0),
                                 top_p=float(args.top_p or 1.0))
-        judge = Judge(protocol, backend, params, sandbox=box, max_tool_rounds=int(tools.max_rounds))
+        judge = Judge(protocol, backend, params, sandbox=box, max_tool_rounds=int(tools.max_rounds),
+                      force_answer=bool(tools.force_answer))
         step, proc = int(trainer.state.global_step), int(trainer.accelerator.process_index)
         requests = [JudgeRequest(p, 2, derive_seed(int(args.seed), step, proc, i)) for i, p in enumerate(prompts)]
         try:
@@ -95,21 +109,22 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None) -
                 model.train()
         trajectories = [j.trajectory for j in judgments]
         prompt_ids, completion_ids, masks = [], [], []
-        for prompt, t in zip(prompts, trajectories):
+        for prompt, t, j in zip(prompts, trajectories, judgments):
             prompt_ids.append(tokenizer(render_chat(tokenizer, prompt), add_special_tokens=False)["input_ids"])
-            ids, mask = trajectory_ids(tokenizer, t, max_len)
+            ids, mask = trajectory_ids(tokenizer, t, max_len, terminated=j.forced or t.finish_reason == "stop")
             completion_ids.append(ids)
             masks.append(mask)
         n = max(len(trajectories), 1)
         trainer._log_metric("judge/tool_use_rate", sum(t.tool_calls > 0 for t in trajectories) / n)
         calls = sum(t.tool_calls for t in trajectories)
         trainer._log_metric("judge/tool_error_rate", sum(t.tool_errors for t in trajectories) / calls if calls else 0.0)
+        trainer._log_metric("judge/forced_rate", sum(j.forced for j in judgments) / n)
         return {
             "prompt_ids": prompt_ids,
             "completion_ids": completion_ids,
             "logprobs": None,
             "env_mask": masks,
-            "trajectories": [t.to_dict() for t in trajectories],
+            "trajectories": [{**t.to_dict(), "forced": j.forced} for t, j in zip(trajectories, judgments)],
         }
 
     return tir_rollout

@@ -16,7 +16,10 @@ Implemented here:
   nothing; :class:`JudgeGRPOTrainer` drops them after scoring and generates more prompts until
   the generation batch is full again (TRL does not do this itself);
 * :class:`PairBlockRepeatSampler`: TRL's ``RepeatSampler`` but shuffling whole blocks of rows
-  (both orders of a pair), so J1's position-agnostic batching survives shuffling.
+  (both orders of a pair), so J1's position-agnostic batching survives shuffling;
+* :func:`check_pair_locality`: at start-up, the trainer replays the first generation batch of its
+  sampler, deals it to the processes the way ``accelerate`` does, and fails unless every process's
+  slice holds whole pairs (the consistency and pointwise-pair rewards run per process).
 """
 
 from __future__ import annotations
@@ -52,8 +55,10 @@ class JudgeGRPOConfig(GRPOConfig):
 
 
 def cpu_precision_defaults() -> dict[str, Any]:
-    """``bf16=False`` when no GPU is present (TRL configs default to bf16, which CPUs refuse)."""
-    return {} if torch.cuda.is_available() else {"bf16": False}
+    """``bf16=False, use_cpu=True`` when no GPU is present: TRL configs default to bf16, which CPUs
+    refuse, and ``use_cpu`` lets several CPU processes (``accelerate launch --multi_gpu
+    --num_processes 2``, i.e. torchrun) form a gloo process group (``DistributedType.MULTI_CPU``)."""
+    return {} if torch.cuda.is_available() else {"bf16": False, "use_cpu": True}
 
 
 class PairBlockRepeatSampler(Sampler[int]):
@@ -116,6 +121,54 @@ class PairBlockRepeatSampler(Sampler[int]):
 
     def __len__(self) -> int:
         return (self.num_samples // self.batch_size) * self.batch_size * self.mini_repeat_count * self.repeat_count
+
+
+def check_pair_locality(
+    pair_keys: Sequence[Any],
+    sampler: Sampler,
+    per_process_rows: int,
+    num_processes: int,
+    block: int,
+) -> None:
+    """Fail unless both halves of every pair land in the same process's generation batch.
+
+    TRL's GRPO dataloader (``batch_size = per_device_train_batch_size × steps_per_generation``) is
+    sharded by ``accelerate``'s ``BatchSamplerShard`` (``split_batches=False``): of every
+    ``num_processes`` consecutive batches, process ``p`` gets batch ``p``. This replays the first
+    generation batch of ``sampler`` (a fresh copy; the trainer's own sampler is not advanced), deals
+    it that way and checks every process's slice: each pair key present in it must come with all
+    ``block`` of its rows.
+
+    Args:
+        pair_keys: One hashable per dataset row naming its pair block (``(pair_id, protocol)``).
+        sampler: A sampler over the dataset yielding one generation batch per
+            ``per_process_rows × num_processes`` indices.
+        per_process_rows: Rows each process receives per generation batch.
+        num_processes: Training processes.
+        block: Rows per pair block (1 disables the check).
+
+    Raises:
+        ValueError: a pair is split between processes (names the pair, the processes and the fix).
+    """
+    if block <= 1:
+        return
+    it = iter(sampler)
+    batch = [next(it, None) for _ in range(per_process_rows * num_processes)]
+    if any(i is None for i in batch):
+        return  # a dataset smaller than one generation batch is rejected by the sampler itself
+    for p in range(num_processes):
+        local = set(batch[p * per_process_rows : (p + 1) * per_process_rows])
+        rows_of: dict[Any, set[int]] = {}
+        for i in local:
+            rows_of.setdefault(pair_keys[int(i)], set()).add(int(i))
+        for key, rows in rows_of.items():
+            if len(rows) != block:
+                raise ValueError(
+                    f"pair {key!r} is split across processes: process {p} holds {len(rows)} of its {block} rows. "
+                    f"Each process's slice of a generation batch must hold whole pairs: make "
+                    "per_device_train_batch_size * steps_per_generation / num_generations a multiple of "
+                    f"{block}, and keep both rows of every pair adjacent in the dataset"
+                )
 
 
 # Keys of GRPOTrainer._generate_and_score_completions' output and how to pad them when merging.
@@ -185,6 +238,17 @@ class JudgeGRPOTrainer(GRPOTrainer):
         self._last_rewards_per_func: torch.Tensor | None = None
         self._refill_iter: Iterator[int] | None = None
         super().__init__(*args, **kwargs)
+        self._check_pairs()
+
+    def _check_pairs(self) -> None:
+        """Position-agnostic batching under any number of processes (:func:`check_pair_locality`)."""
+        ds = self.train_dataset
+        if self.block <= 1 or ds is None or "pair_id" not in getattr(ds, "column_names", ()):
+            return
+        protos = ds["protocol"] if "protocol" in ds.column_names else [None] * len(ds)
+        keys = list(zip(ds["pair_id"], protos))
+        per_process = self.args.per_device_train_batch_size * self.args.steps_per_generation
+        check_pair_locality(keys, self._get_train_sampler(ds), per_process, self.accelerator.num_processes, self.block)
 
     # -- batching -------------------------------------------------------------------------
     def _get_train_sampler(self, dataset: Any = None) -> Sampler:

@@ -1,0 +1,202 @@
+"""TIR-Judge-Zero: iterative bootstrapping of a tool-using judge with no teacher.
+
+TIR-Judge (Xu et al., 2025, Sec. 3.3) trains *Zero* from the base model alone:
+RL -> rejection sampling -> SFT -> RL, repeated. Each round here is::
+
+    rounds/round-r/rl/          GRPO (TIR rollouts) from init_r: round 0 starts from the base,
+                                round r > 0 from round r-1's SFT model      -> rl/final
+    rounds/round-r/selected.jsonl   k trajectories per training row sampled with rl/final through
+                                the Judge (tool loop in the sandbox); kept per row: the correct one
+                                that is shortest with the fewest tool calls (judgerl.train.distill)
+    rounds/round-r/sft/         SFT from the ORIGINAL base on selected.jsonl (tool output masked)
+    rounds/round-r/done.json    the round's record, written last
+
+and after ``zero.rounds`` rounds a last RL phase (``rounds/round-R/rl``, R = ``zero.rounds``) gives
+the final judge. Every phase writes a ``done.json`` marker; a killed run resumes (``--resume``) at
+the first unfinished phase (a GRPO phase also from its own checkpoints). ``zero_rounds.jsonl``
+holds one record per finished round (sampling statistics, SFT size, RL reward).
+
+**Where the first RL round's learning signal comes from.** The 135M base never writes an answer
+tag, so with plain rollouts every reward is 0 and GRPO learns nothing. The Zero recipe therefore
+sets ``tools.force_answer``: the rollout Judge prefills ``</think><verdict>`` when a trajectory
+ends without an answer and samples the verdict token; that prefill is masked out of the loss, the
+verdict token is trained, and the reward scores a forced answer with Rf = 0 (R = 0.1 · Rc,
+:func:`judgerl.train.grpo.forced_answer_reward`). The rejection-sampling step also forces answers
+(``zero.force_answer``) and keeps the forced tag in the SFT target as ordinary text, so the SFT
+model learns to write the tag itself; from round 1 on, correct judgments in the model's own format
+earn the full reward. The base never writes a python block either (0 of 16 sampled trajectories on
+arithmetic pairs), so the recipe's round 0 continues a prefill that opens one (``zero.prefill``;
+9 of 16 then ran code, 7 of those 9 with errors): masked in RL, trained in the round's SFT as the
+model's own text. No templated warm-up, no teacher and no label-dependent text are used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from judgerl.backends.models import resolve_hf_path
+from judgerl.train.config import SAVED_CONFIG, RecipeError, TrainConfig, ZeroConfig
+from judgerl.train.stages import DONE, barrier, is_main_process, train_recipe
+
+logger = logging.getLogger(__name__)
+
+ROUNDS_LOG = "zero_rounds.jsonl"
+
+
+def round_dir(output_dir: str | Path, r: int) -> Path:
+    """``<output_dir>/rounds/round-<r>``."""
+    return Path(output_dir) / "rounds" / f"round-{r}"
+
+
+def _phase_config(config: TrainConfig, output_dir: Path, rl_steps: int | None = None) -> TrainConfig:
+    grpo = dict(config.grpo)
+    if rl_steps is not None:
+        grpo["max_steps"] = int(rl_steps)
+    return dataclasses.replace(config, output_dir=str(output_dir), resume=True, zero=ZeroConfig(), grpo=grpo,
+                               time_limit_min=None)
+
+
+def _last_metrics(path: Path, phase: str) -> dict[str, Any]:
+    from judgerl.train.callbacks import read_metrics
+
+    recs = [r for r in read_metrics(path) if r.get("phase") == phase and "reward" in r]
+    if not recs:
+        return {}
+    keys = ("step", "reward", "judge/forced_rate", "judge/tool_use_rate", "rewards/tir_reward/mean")
+    return {k: recs[-1][k] for k in keys if k in recs[-1]}
+
+
+def sample_round(config: TrainConfig, policy_dir: str | Path, rows: list[dict[str, Any]], r: int,
+                 sandbox: Any = None) -> tuple[list[Any], dict[str, Any]]:
+    """Rejection sampling of round ``r``: ``zero.samples`` trajectories per row with the policy in
+    ``policy_dir`` (temperature ``zero.temperature``, answer forcing ``zero.force_answer``), the
+    shortest correct one kept per row (:func:`judgerl.train.distill.select_examples`).
+
+    Returns:
+        ``(examples, stats)``.
+    """
+    from judgerl.backends.base import SamplingParams
+    from judgerl.backends.hf import HFBackend
+    from judgerl.judge import Judge
+    from judgerl.train.distill import judge_rows, select_examples
+
+    z, t = config.zero, config.tools
+    if sandbox is None:
+        from judgerl.tools import get_sandbox
+
+        sandbox = get_sandbox(kind=t.sandbox, timeout_s=float(t.timeout_s), allow_unsafe=t.allow_unsafe)
+    per_round = z.max_new_tokens or t.max_new_tokens or int(config.grpo.get("max_completion_length", 128))
+    backend = HFBackend(str(policy_dir), batch_size=32)
+    params = SamplingParams(max_new_tokens=int(per_round), temperature=float(z.temperature))
+    protocol = config.pairwise()
+    judge = Judge(protocol, backend, params, sandbox=sandbox, max_tool_rounds=int(t.max_rounds),
+                  force_answer=bool(z.force_answer), seed=config.seed)
+    judged = judge_rows({protocol.name: judge}, rows, int(z.samples), config.seed, tag=f"zero-round-{r}",
+                        progress=lambda a, b: logger.info("zero round %d: %d/%d samples", r, a, b))
+    return select_examples(rows, judged, {"round": r})
+
+
+def run_zero(config: TrainConfig) -> dict[str, Any]:
+    """Run TIR-Judge-Zero (module docstring) in ``config.output_dir``.
+
+    Returns:
+        ``output_dir``, ``final_model`` (``rounds/round-R/rl/final``; None when a time limit
+        stopped the run first), ``latest_model`` (the newest finished RL phase's model), ``rounds``
+        (the finished rounds' records), ``stopped_early``, ``metrics`` (``zero_rounds.jsonl``).
+
+    Raises:
+        RecipeError: ``output_dir`` already holds Zero rounds and ``resume`` is false; a round
+            whose sampling kept no trajectory.
+    """
+    from judgerl.train.datasets import build_rows, with_prefill
+    from judgerl.train.grpo import load_training_pairs
+    from judgerl.train.sft import read_examples, write_examples
+
+    config.validate()
+    out = Path(config.output_dir)
+    if (out / "rounds").is_dir() and any((out / "rounds").iterdir()) and not config.resume:
+        raise RecipeError(f"{out} already holds TIR-Judge-Zero rounds: pass --resume to continue, or another --output-dir")
+    barrier()  # every process checked before any writes
+    deadline = time.time() + 60 * float(config.time_limit_min) if config.time_limit_min else None
+    out.mkdir(parents=True, exist_ok=True)
+    if is_main_process():
+        (out / SAVED_CONFIG).write_text(json.dumps(config.to_dict(), indent=2))
+    base = resolve_hf_path(config.model)
+    z = config.zero
+    rl_steps = z.rl_steps if z.rl_steps is not None else config.grpo.get("max_steps")
+    pairs = load_training_pairs(config)
+    rows = build_rows(pairs, config.task, config.pairwise(), None)
+    sample_rows = rows if z.examples is None else rows[: int(z.examples)]
+    init_path, init_adapter = base, None
+    records: list[dict[str, Any]] = []
+    result = {"output_dir": str(out), "final_model": None, "latest_model": None, "rounds": records,
+              "stopped_early": False, "metrics": str(out / ROUNDS_LOG)}
+
+    def out_of_time() -> bool:
+        if deadline is not None and time.time() >= deadline:
+            result["stopped_early"] = True
+            return True
+        return False
+
+    for r in range(int(z.rounds) + 1):
+        rd = round_dir(out, r)
+        rl_dir = rd / "rl"
+        prefill = z.prefill if r < int(z.prefill_rounds) else None
+        if (rd / DONE).is_file():
+            rec = json.loads((rd / DONE).read_text())
+            records.append(rec)
+            result["latest_model"] = str(rl_dir / "final")
+            init_path, init_adapter = rec["next_init"], rec.get("next_adapter")
+            continue
+        if not (rl_dir / DONE).is_file():
+            if out_of_time():
+                return result
+            res = train_recipe(_phase_config(config, rl_dir, rl_steps), init_path=init_path,
+                               init_adapter=init_adapter, sft=False, grpo=True, deadline=deadline, prefill=prefill)
+            if res["stopped_early"]:
+                result["stopped_early"] = True
+                return result
+            if is_main_process():
+                (rl_dir / DONE).write_text(json.dumps({"global_step": res["global_step"]}) + "\n")
+            barrier()
+        result["latest_model"] = str(rl_dir / "final")
+        if r == int(z.rounds):
+            rec = {"round": r, "rl": _last_metrics(rl_dir / "metrics.jsonl", "grpo"), "final_model": str(rl_dir / "final"),
+                   "next_init": init_path, "next_adapter": init_adapter}
+        else:
+            selected = rd / "selected.jsonl"
+            if not selected.is_file():
+                if out_of_time():
+                    return result
+                if is_main_process():
+                    examples, stats = sample_round(config, rl_dir / "final", with_prefill(sample_rows, prefill), r)
+                    if not examples:
+                        raise RecipeError(f"zero round {r}: no sampled trajectory was correct ({stats}); "
+                                          "raise zero.samples or the RL steps")
+                    (rd / "sample_stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+                    write_examples(examples, selected)
+                barrier()
+            examples = read_examples(selected)
+            if not (rd / "sft" / DONE).is_file():
+                if out_of_time():
+                    return result
+                train_recipe(_phase_config(config, rd), init_path=base, examples=examples, sft=True, grpo=False)
+            stats = json.loads((rd / "sample_stats.json").read_text()) if (rd / "sample_stats.json").is_file() else {}
+            nxt = (base, str(rd / "sft" / "adapter")) if config.lora.r else (str(rd / "sft"), None)
+            rec = {"round": r, "rl": _last_metrics(rl_dir / "metrics.jsonl", "grpo"), "sampling": stats,
+                   "sft_examples": len(examples), "sft_model": str(rd / "sft"),
+                   "next_init": nxt[0], "next_adapter": nxt[1]}
+        if is_main_process():
+            (rd / DONE).write_text(json.dumps(rec, indent=2) + "\n")
+            with (out / ROUNDS_LOG).open("a", encoding="utf-8") as f:
+                f.write(json.dumps(rec) + "\n")
+        barrier()
+        records.append(rec)
+        init_path, init_adapter = rec["next_init"], rec["next_adapter"]
+    result["final_model"] = str(round_dir(out, int(z.rounds)) / "rl" / "final")
+    return result
