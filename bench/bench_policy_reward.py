@@ -21,8 +21,9 @@ done, training stages resume from their checkpoints, so rerunning the same comma
 
     python bench/bench_policy_reward.py --out runs/bench-policy-reward --budget-min 300
 
-Expected wall time on an idle 2-core CPU with the defaults: about 3 to 4 hours (two policy runs of
-50 steps at ~1 minute per step including the served judge, plus labelling, judge training, evaluations).
+Expected wall time on an idle 2-core CPU with the defaults: about 4 hours (two policy runs of 50 steps at
+~1 minute per step including the served judge -- measured 3.3 min per step with the machine at load
+average 6-7 -- plus labelling, judge training, evaluations, arena). The default budget is 300 minutes.
 ``--smoke`` runs every stage with tiny limits (minutes) to check the pipeline. Results: ``results.json``
 and ``results.md`` (a section for docs/results.md), ``policy-*/curves.png``.
 """
@@ -127,12 +128,14 @@ def base_responses(args, out: Path, ids: list[str], name: str) -> dict:
     return {"records": str(path), "n": len(read_jsonl(path))}
 
 
-def label(args, out: Path, judge: str, records: str, name: str, force_answer: bool = False) -> dict:
+def label(args, out: Path, judge: str, records: str, name: str, mode: str = "parsed") -> dict:
+    """Labels of ``records``; ``parsed`` without answer forcing (the honest invalid rate), ``expected`` with
+    forcing, as the reward server scores."""
     from judgerl.label import load_label_records, run_label
     from judgerl.scoring import load_scorer
 
-    scorer = load_scorer(judge, scale=SCALE, mode="parsed", max_new_tokens=args.judge_tokens, seed=args.seed,
-                         ifeval_data=str(args.ifeval), force_answer=force_answer)
+    scorer = load_scorer(judge, scale=SCALE, mode=mode, max_new_tokens=args.judge_tokens, seed=args.seed,
+                         ifeval_data=str(args.ifeval), force_answer=mode == "expected")
     summary = run_label(scorer, load_label_records(records)[0], out / "labels" / name, info={"data": records},
                         on_batch=lambda d, t: log(f"  label {name}: {d}/{t}"))
     return {"dir": str(out / "labels" / name), "summary": summary}
@@ -288,6 +291,8 @@ def report(args, out: Path, run: Run) -> None:
              f"expected), {args.steps} GRPO steps per run. Stage times: " +
              ", ".join(f"{k} {v['seconds'] / 60:.1f} min" for k, v in run.stages.items()) + ".", "",
              "### Static agreement with the gold judge (held-out records)", "",
+             "Written scores (parsed, no answer forcing: the invalid rate before/after GRPO) and expected "
+             "scores (`-expected`: the reward the policy runs use).", "",
              format_agreement(st["agreement"]) if "agreement" in st else "(not run)", ""]
     for name in ("untrained", "trained"):
         key = f"policy-{name}"
@@ -352,7 +357,12 @@ def main() -> None:
     judge = run.stage("judge-train", train_judge, args, out, gold_train["dir"])
     run.stage("label-sft", label, args, out, judge["sft_model"], str(out / "records-heldout.jsonl"), "sft")
     run.stage("label-grpo", label, args, out, judge["grpo_model"], str(out / "records-heldout.jsonl"), "grpo")
-    run.stage("agreement", agreement, out, gold_held["dir"], {n: str(out / "labels" / n) for n in ("untrained", "sft", "grpo")})
+    run.stage("label-untrained-expected", label, args, out, args.judge, str(out / "records-heldout.jsonl"),
+              "untrained-expected", "expected")
+    run.stage("label-grpo-expected", label, args, out, judge["grpo_model"], str(out / "records-heldout.jsonl"),
+              "grpo-expected", "expected")
+    run.stage("agreement", agreement, out, gold_held["dir"], {n: str(out / "labels" / n) for n in (
+        "untrained", "sft", "grpo", "untrained-expected", "grpo-expected")})
     for name, model in (("untrained", args.judge), ("trained", judge["grpo_model"])):
         run.stage(f"policy-{name}", policy, args, run, out, name, model)
         run.stage(f"arena-{name}", arena, args, out, name, model)

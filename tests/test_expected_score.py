@@ -111,21 +111,35 @@ def test_judge_own_tag_spelling_is_kept_and_thinking_drafts_ignored():
         assert answer_prefix(proto, text) == want, text
 
 
-def test_invalid_judgments_are_not_read():
+def test_which_judgments_are_read():
+    """Read at the judge's own tag whatever its greedy continuation (the paper's reading); never without a
+    tag, never a quoted answer; ``require_valid`` reads valid judgments only."""
     proto = get_protocol("pos", min_score=0, max_score=9)
 
-    class Boom:
+    class Reader:
+        def __init__(self):
+            self.prompts = []
+
         def check(self, c, t):
             pass
 
-        def score_probs(self, *a):
-            raise AssertionError("must not read invalid judgments")
+        def score_probs(self, prompts, cands, term):
+            self.prompts += [p[-1]["content"] for p in prompts]
+            return [{"2": 0.5, "8": 0.5} for _ in prompts]
 
-    items = [(proto.build("q", ["r"]), t, proto.parse(t, 1).valid, proto.parse(t, 1).invalid_reason)
-             for t in ("<think>x</think>", "<score>99</score>", "<score>3</score><score>7</score>")]
-    out = read_expected(proto, Boom(), items)
-    assert [e.invalid_reason for e in out] == ["missing_final_answer", "score_out_of_range", "conflicting_answers"]
-    assert not any(e.valid for e in out)
+    texts = ["<think>x</think>", "<think>open", "<score>x</score>", "<score>99</score>", "<score>3</score><score>7</score>",
+             "<score>4</score>"]
+    items = [(proto.build("q", ["r"]), t, proto.parse(t, 1).valid, proto.parse(t, 1).invalid_reason) for t in texts]
+    items.append((proto.build("q", ["r"]), "<score>9</score>", False, "quoted_answer"))
+    reader = Reader()
+    out = read_expected(proto, reader, items)
+    assert [e.value for e in out] == [None, None, 5.0, 5.0, 5.0, 5.0, None]
+    assert [e.invalid_reason for e in out if not e.valid] == ["missing_final_answer", "unterminated_thinking",
+                                                              "quoted_answer"]
+    assert reader.prompts == ["<score>"] * 4
+    strict = read_expected(proto, Reader(), items, require_valid=True)
+    assert [e.value for e in strict] == [None, None, None, None, None, 5.0, None]
+    assert strict[2].invalid_reason == "unparseable_score"
 
 
 def test_quoted_answer_from_a_response_gets_no_expected_score(tiny):
@@ -263,7 +277,7 @@ def test_embedded_judge_expected_score_matches_logits(embedded_backend):
     judge = Judge(proto, embedded_backend, SamplingParams(max_new_tokens=16), force_answer=True)
     [agg] = judge.judge([JudgeInput("Name a colour.", ("Blue.",))])
     [real] = judge.expected_scores(list(agg.samples))
-    assert real.valid == agg.samples[0].decision.valid
+    assert real.valid == (answer_prefix(proto, agg.samples[0].text) is not None)  # read at its own tag, if any
     j = judgment(proto, "<think>The response names a colour, as asked.</think>\n<score>8</score>",
                  "Name a colour.", "Blue.")
     [es] = judge.expected_scores([j])

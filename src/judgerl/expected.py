@@ -12,12 +12,17 @@ out-of-range number); that mass, ``1 - Σ_s p(s)``, is reported as :attr:`Expect
 How p(s) is read:
 
 * the judgment is generated as usual (:meth:`judgerl.judge.Judge.run`, thinking, tools and answer
-  forcing included); only *valid* judgments get an expected score (an invalid one -- no answer tag,
-  a quoted answer, an out-of-range number -- stays invalid, so a judge cannot be steered to a high
-  expected score by an answer the parser refuses);
+  forcing included);
 * the answer position is right after the judge's own first final-answer tag (found by the protocol's
   parser: :func:`judgerl.protocols.parsing.answer_region` + ``find_tags`` with the protocol's
-  ``answer_tags``; forced answers carry the protocol's ``force_suffix``);
+  ``answer_tags``; forced answers carry the protocol's ``force_suffix``). As in the paper, E[s] is read
+  there whatever the judge's greedy continuation was: a judgment whose written score is unparseable
+  (``<score>x</score>``, a small judge copying the prompt's template), out of range or conflicting still
+  has a score distribution at its tag. No answer position (no tag, unterminated thinking, a prompt that did
+  not fit, a failed generation) -> invalid; a final answer **quoted from a response under judgment**
+  (``quoted_answer``) is never read (the tag is the response's, not the judge's). ``require_valid=True``
+  reads valid judgments only: stricter, e.g. against a policy that makes the judge write ``<score>99`` on
+  0-9, whose first token ``9`` the single-token reading counts as a 9 (a limit of the paper's reading);
 * a :class:`ScoreReader` returns p(s) for every score string at that position:
   :class:`judgerl.backends.hf_scores.HFScoreReader` from the logits of one forward pass (any
   tokenisation: a score written as several tokens, e.g. ``"10"`` = ``"1"`` ``"0"`` in SmolLM2, gets
@@ -251,12 +256,17 @@ def expected_unavailable(protocol: Any, backend: Any) -> str | None:
     return None
 
 
-def read_expected(protocol: Any, reader: ScoreReader, items: Sequence[tuple[Messages, str, bool, str | None]]
-                  ) -> list[ExpectedScore]:
+#: Invalid reasons whose judgments are never read: the answer region is not the judge's own.
+UNREADABLE_REASONS = frozenset({"quoted_answer", "prompt_too_long", "generation_failed"})
+
+
+def read_expected(protocol: Any, reader: ScoreReader, items: Sequence[tuple[Messages, str, bool, str | None]],
+                  require_valid: bool = False) -> list[ExpectedScore]:
     """Expected scores of judgments given as ``(messages, text, valid, invalid_reason)``.
 
-    Invalid judgments keep their invalid reason (no read); valid ones are read at
-    :func:`answer_prefix` in one ``reader.score_probs`` call.
+    Each judgment with an answer position (:func:`answer_prefix`) is read there, all in one
+    ``reader.score_probs`` call; the others -- and those of :data:`UNREADABLE_REASONS`, and with
+    ``require_valid`` every invalid one -- keep their invalid reason (module docstring).
 
     Raises:
         ExpectedScoreUnavailable: the protocol's scale or the reader cannot give expected scores.
@@ -266,7 +276,8 @@ def read_expected(protocol: Any, reader: ScoreReader, items: Sequence[tuple[Mess
     out: list[ExpectedScore | None] = [None] * len(items)
     todo, prompts = [], []
     for i, (messages, text, valid, reason) in enumerate(items):
-        prefix = answer_prefix(protocol, text) if valid else None
+        readable = valid or (not require_valid and reason not in UNREADABLE_REASONS)
+        prefix = answer_prefix(protocol, text) if readable else None
         if prefix is None:
             out[i] = ExpectedScore(None, 0.0, {}, reason or "missing_final_answer")
             continue
@@ -290,6 +301,7 @@ __all__ = [
     "SCORE_MODES",
     "ScoreReader",
     "TopLogprobReader",
+    "UNREADABLE_REASONS",
     "answer_prefix",
     "expected_from_probs",
     "expected_unavailable",

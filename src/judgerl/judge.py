@@ -319,13 +319,14 @@ class Judge:
             self._force(to_force, requests, out, on_done)
         return out  # type: ignore[return-value]
 
-    def expected_scores(self, judgments: Sequence[Judgment]) -> list[Any]:
+    def expected_scores(self, judgments: Sequence[Judgment], require_valid: bool = False) -> list[Any]:
         """The expected score of each pointwise judgment (judge-as-reward: E[s] = Σ s·p(s) / Σ p(s)
         over the valid scores at the judge's answer position); see :mod:`judgerl.expected`.
 
         Returns:
-            One :class:`judgerl.expected.ExpectedScore` per judgment (invalid judgments keep their
-            invalid reason).
+            One :class:`judgerl.expected.ExpectedScore` per judgment (judgments without an answer
+            position, quoted answers and, with ``require_valid``, all invalid ones keep their invalid
+            reason).
 
         Raises:
             judgerl.expected.ExpectedScoreUnavailable: the backend cannot give token probabilities
@@ -334,7 +335,8 @@ class Judge:
         from judgerl.expected import read_expected, score_reader
 
         return read_expected(self.protocol, score_reader(self.backend),
-                             [(j.messages, j.text, j.decision.valid, j.decision.invalid_reason) for j in judgments])
+                             [(j.messages, j.text, j.decision.valid, j.decision.invalid_reason) for j in judgments],
+                             require_valid)
 
     # -- internals -------------------------------------------------------------------------------
 
