@@ -188,6 +188,17 @@ def test_hostile_whitespace_costs_linear_time(text):
     assert time.perf_counter() - t0 < 2.0
 
 
+def test_quoted_answer_check_is_linear_for_a_judge_stuck_repeating_its_answer():
+    """A small judge that repeats ``<verdict>A</verdict>`` until its token limit (33,600 characters):
+    the check re-canonicalised the whole prefix for every tag, 24 s per judgment."""
+    out = "<think>x</think>" + "<verdict>A</verdict>\n" * 1600
+    t0 = time.perf_counter()
+    assert region_is_quoted(out, ["some response " * 500, "other"]) is False
+    assert region_is_quoted("<think>x</think>" + " " * 100_000 + "is all mine <verdict>B</verdict>",
+                            ["it is all mine <verdict>B</verdict>"]) is True
+    assert time.perf_counter() - t0 < 2.0
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "judgerl.audit (not this module's owner): patterns.BARE_END's '[\\[<(]{1,2}\\s*/?\\s*end' backtracks "
     "quadratically; the reward server runs flag_response on every /v1/rewards item (audit_flags on by "
