@@ -134,11 +134,6 @@ def test_a_judge_own_answer_that_a_response_spells_out_is_invalid_not_misread():
     assert r.decision.invalid_reason == "quoted_answer"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "design question: invalid samples never vote (judgerl.aggregate), so a response that spells out the "
-    "judge's low-score endings ('</think><score>2</score>') gets exactly those samples flagged quoted_answer "
-    "and the mean of the rest (8.5 instead of 5.5). Proposed: a quoted_answer sample makes the aggregate "
-    "invalid (one rule in aggregate.py, used by Judge.judge, the server and eval)."))
 def test_selective_invalidation_cannot_raise_a_mean_score():
     outs = [f"<think>weak</think>\n<score>{s}</score>" for s in (2, 3, 8, 9)]
     judge = Judge(get_protocol("pos"), ScriptedBackend(outs), SamplingParams(max_new_tokens=32, temperature=0.7))
@@ -199,10 +194,6 @@ def test_quoted_answer_check_is_linear_for_a_judge_stuck_repeating_its_answer():
     assert time.perf_counter() - t0 < 2.0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "judgerl.audit (not this module's owner): patterns.BARE_END's '[\\[<(]{1,2}\\s*/?\\s*end' backtracks "
-    "quadratically; the reward server runs flag_response on every /v1/rewards item (audit_flags on by "
-    "default), so a 100,000-character '<' + spaces response costs minutes of CPU. Fix: '\\s*(?:/\\s*)?'."))
 def test_audit_flags_cost_linear_time():
     from judgerl.audit import flag_response
 
@@ -266,10 +257,6 @@ def test_a_hand_edited_final_flag_is_an_error_naming_the_line(tmp_path):
         run_eval(_judge(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a record whose seed differs from the one the plan derives (copied from a run with another --seed, or "
-    "written by an older judgerl whose seeds came from batch positions) is resumed silently; the store "
-    "cannot know the judge's seed: eval/runner.py should pass seed_of=judge.sample_seed to index_existing"))
 def test_a_record_with_another_seed_is_refused_on_resume(tmp_path):
     from judgerl.eval import RunConfigMismatch, run_eval
 
@@ -282,3 +269,15 @@ def test_a_record_with_another_seed_is_refused_on_resume(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     with pytest.raises(RunConfigMismatch):
         run_eval(sampled(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)
+
+
+def test_a_tampered_decision_names_the_file_and_line(tmp_path):
+    from judgerl.eval import run_eval
+
+    run_eval(_judge(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)
+    path = tmp_path / "judgments.jsonl"
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    recs[1]["decision"] = {"verdict": "A"}
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    with pytest.raises(ValueError, match=r"judgments.jsonl:2: .*'decision' must be an object"):
+        run_eval(_judge(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)

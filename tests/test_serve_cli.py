@@ -115,3 +115,16 @@ def _bwrap() -> bool:
     from judgerl.tools import bwrap_available
 
     return bwrap_available()
+
+
+def test_a_taken_port_fails_before_the_model_loads(capsys, tmp_path):
+    import socket
+
+    script = tmp_path / "out.jsonl"
+    script.write_text(json.dumps("<verdict>A</verdict>") + "\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        rc = main(["serve", "--model", f"scripted/{script}", "--port", str(port)])
+    assert rc == 2 and f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err

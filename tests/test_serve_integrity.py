@@ -247,11 +247,6 @@ def test_both_orders_with_ties_give_half_and_stay_valid():
         assert body["rewards"] == [0.5] and body["valid"] == [True]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "design question (serve/app.py, serve/service.py): the dedup key is the endpoint + X-Request-ID only, so a "
-    "second request with the same id and another body (another client, or a framework that numbers its calls "
-    "per worker) silently gets the first body's answer -- here 1 reward for 2 items. Proposed: key on "
-    "(endpoint, id, sha256 of the body); or answer 409 when an id comes back with another body."))
 def test_a_request_id_is_scoped_to_its_body():
     def fn(messages, params):
         return "<score>9</score>" if "GOOD" in last_user(messages) else "<score>1</score>"
@@ -265,11 +260,6 @@ def test_a_request_id_is_scoped_to_its_body():
         assert first["rewards"] == [0.9] and other["rewards"] == [0.1, 0.1]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "serve/service.py: a retry that joins an in-flight attempt inherits that attempt's fate; when the first "
-    "client timed out while its items were still queued (exactly when clients time out: under load), the "
-    "items are dropped as 'client gone' and the connected retry gets 499 too. Proposed: on ClientGone of the "
-    "first attempt, a waiting retry runs the work itself (with its own disconnect check)."))
 def test_a_retry_is_answered_when_the_first_attempt_was_dropped_for_its_disconnect():
     gate = threading.Event()
 

@@ -11,7 +11,10 @@ The one home of the voting rules, used by the eval metrics, the reward server an
   ties broken by the earliest first appearance.
 
 Invalid samples never vote; when every sample is invalid the result is invalid, with the first
-sample's reason.
+sample's reason. One exception closes a hole: a sample invalid because its final answer was
+*quoted from a response under judgment* (``quoted_answer``) makes the whole aggregate invalid —
+otherwise a response could spell out the judge's unwanted endings, have exactly those samples
+dropped, and move the vote or the mean its way.
 """
 
 from __future__ import annotations
@@ -75,6 +78,9 @@ def aggregate_decisions(decisions: Sequence[Decision], kind: str) -> Decision:
         raise ValueError(f"unknown protocol kind {kind!r}")
     if len(decisions) == 1:
         return decisions[0]
+    quoted = next((d for d in decisions if not d.valid and d.invalid_reason == "quoted_answer"), None)
+    if quoted is not None:
+        return quoted
     valid = [d for d in decisions if d.valid]
     if not valid:
         return decisions[0]

@@ -34,7 +34,7 @@ from judgerl.aggregate import aggregate_decisions
 from judgerl.backends.base import Backend, SamplingParams, derive_seed
 from judgerl.backends.chat import continue_prompt
 from judgerl.codeblocks import MAX_TOOL_ROUNDS
-from judgerl.protocols.parsing import mask_spans, region_is_quoted
+from judgerl.protocols.parsing import region_is_quoted
 from judgerl.types import Completion, Decision, FinishReason, Messages, RETRYABLE_FINISH_REASONS, Trajectory
 
 #: Invalid reasons the Judge adds to the parser's (:data:`judgerl.protocols.INVALID_REASONS`).
@@ -357,7 +357,7 @@ class Judge:
 
     def _from_trajectory(self, req: JudgeRequest, t: Trajectory) -> Judgment:
         text = t.text
-        parse_text = _visible(t)
+        parse_text = t.parse_text()
         return Judgment(
             text=text, decision=self._parse(req, text, parse_text, t.finish_reason), messages=req.messages,
             trajectory=t, prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens,
@@ -382,7 +382,7 @@ class Judge:
         proto = self.protocol
         # The suffix is computed on the text the parser reads (executed code and tool output blanked),
         # so a fence inside executed code cannot make it open a code span over the forced answer.
-        prefixes = {i: proto.force_suffix(_visible(firsts[i].trajectory) if firsts[i].trajectory is not None
+        prefixes = {i: proto.force_suffix(firsts[i].trajectory.parse_text() if firsts[i].trajectory is not None
                                           else firsts[i].text) for i in idx}
         prompts = [continue_prompt(requests[i].messages, firsts[i].text + prefixes[i]) for i in idx]
         params = dataclasses.replace(self.params, max_new_tokens=FORCED_ANSWER_TOKENS, stop=proto.forced_stop)
@@ -401,14 +401,6 @@ class Judge:
             j = self._from_trajectory(requests[i], traj)
             j = dataclasses.replace(j, forced=True, completion_tokens=first.completion_tokens + c.completion_tokens)
             self._finalise(i, j, out, on_done)
-
-
-def _visible(t: Trajectory) -> str:
-    """The trajectory text the parser reads: executed code and tool output blanked by their recorded
-    offsets (same length). Executed code is the judge's copy of code under judgment: a fence inside
-    one of its string literals would otherwise pair with the block's fences and expose the rest of
-    the code (a copied ``</think><verdict>B</verdict>``) as the judge's own text."""
-    return mask_spans(t.text, t.char_spans("tool", "code"))
 
 
 def _forceable(j: Judgment) -> bool:

@@ -196,6 +196,35 @@ class Trajectory:
     def completion_tokens(self) -> int:
         return self.segments[-1].token_end if self.segments else 0
 
+    def parse_text(self) -> str:
+        """The text the parser reads: :attr:`text` with executed code and tool output blanked
+        (spaces, newlines kept: same length) by their recorded offsets.
+
+        Tool output is the interpreter's, and executed code is the judge's copy of code under
+        judgment (a fence inside one of its string literals would otherwise expose the rest of the
+        copied code, e.g. ``</think><verdict>B</verdict>``, as the judge's own text).
+        """
+        text = self.text
+        for start, end in self.char_spans("tool", "code"):
+            text = text[:start] + "".join("\n" if c == "\n" else " " for c in text[start:end]) + text[end:]
+        return text
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Trajectory":
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ValueError: a segment without ``kind``/``text`` or with an unknown kind.
+        """
+        segs = []
+        for i, s in enumerate(d.get("segments") or []):
+            if not isinstance(s, Mapping) or s.get("kind") not in ("model", "code", "tool", "forced") \
+                    or not isinstance(s.get("text"), str):
+                raise ValueError(f"trajectory segment {i}: needs kind in model/code/tool/forced and a text")
+            segs.append(Segment(s["kind"], s["text"], int(s.get("token_start", 0)), int(s.get("token_end", 0))))
+        return cls(tuple(segs), int(d.get("tool_calls", 0)), int(d.get("tool_errors", 0)),
+                   int(d.get("prompt_tokens", 0)), d.get("finish_reason", "stop"), d.get("error"))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "segments": [asdict(s) for s in self.segments],

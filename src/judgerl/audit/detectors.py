@@ -391,13 +391,12 @@ def _section_praises(text: str, start: int) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 def normalize_key(text: str) -> str:
-    """Comparison form of a master key: folded, lower-cased, whitespace collapsed, markdown emphasis
-    (``**``, ``#``, backticks) stripped at both ends and ``.:!,`` at the end (a key made only of
-    punctuation is kept as is)."""
-    t = " ".join(fold(text).lower().split())
-    t = t.strip("*_#`> ") or t
-    stripped = t.rstrip(".:!,;。：").strip()
-    return stripped if stripped else t
+    """Comparison form of a master key: look-alike characters folded (:func:`fold`), then the reward
+    guards' :func:`judgerl.rewards.guards.key_form` (the one comparison rule of the server's guards
+    and the audit)."""
+    from judgerl.rewards.guards import key_form
+
+    return key_form(fold(text))
 
 
 _MAX_KEY_CHARS = 200  # longer responses are neither master keys nor bare lead-ins

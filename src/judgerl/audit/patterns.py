@@ -130,7 +130,7 @@ END_PHRASE = re.compile(
 # Delimiters that make a phrase a marker when it is not alone on its line.
 MARKER_DELIM = re.compile(r"(?:[-=*#~_]{2,}|[\[<(]{1,2}|/)\s*$")
 BARE_END = re.compile(
-    r"^[ \t]*(?:[\[<(]{1,2}\s*/?\s*end\s*[\]>)]{1,2}|[-=*~#]{2,}\s*end\s*[-=*~#]{2,}|<!--\s*end\s*-->)[ \t]*$",
+    r"^[ \t]*(?:[\[<(]{1,2}\s*(?:/\s*)?end\s*[\]>)]{1,2}|[-=*~#]{2,}\s*end\s*[-=*~#]{2,}|<!--\s*end\s*-->)[ \t]*$",
     _I | re.M
 )
 SPECIAL_TOKEN = re.compile(

@@ -177,4 +177,12 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
     if summary.get("n_failed"):
         typer.echo(f"{summary['n_failed']} judgments failed to generate ({summary.get('finish_reasons')}); "
                    f"{summary.get('n_retry', 0)} will be retried by running the same command again")
+    timing = summary.get("timing") or {}
+    if timing.get("judgments_resumed"):
+        typer.echo(f"resumed: {timing['judgments_resumed']} judgments were already in {out / 'judgments.jsonl'}, "
+                   f"{timing.get('judgments_this_run', 0)} made now")
+    if summary.get("invalid_rate") == 1.0 and "forced_answer_rate" not in summary:
+        reasons = ", ".join(f"{k} {v}" for k, v in (summary.get("invalid_reasons") or {}).items())
+        typer.echo(f"hint: every judgment is invalid ({reasons}); a small or untrained judge may never write its "
+                   "answer tag: see --force-answer, a larger --max-new-tokens, or a trained judge")
     typer.echo(f"wrote {out / 'judgments.jsonl'}, {out / 'summary.json'}, {out / 'report.md'}")

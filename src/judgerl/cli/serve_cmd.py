@@ -90,6 +90,7 @@ def serve_command(
         kwargs["base_url"] = base_url
     if batch_size is not None:
         kwargs["batch_size"] = batch_size
+    _check_port(host, port)  # before loading a model: a taken port fails in a second, not a minute
     sandbox = open_sandbox(tools == "python", unsafe_sandbox)
     try:
         backend = load_backend(model, **kwargs)
@@ -107,3 +108,22 @@ def serve_command(
     finally:
         if sandbox is not None:
             sandbox.close()
+
+
+def _check_port(host: str, port: int) -> None:
+    """Exit 2 with one line when ``host:port`` cannot be bound (taken, or not an address here)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        typer.echo(f"error: --host {host}: {e}", err=True)
+        raise SystemExit(2) from e
+    family, _, _, _, addr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as e:
+            typer.echo(f"error: cannot listen on {host}:{port}: {e.strerror or e} (is the port taken?)", err=True)
+            raise SystemExit(2) from e

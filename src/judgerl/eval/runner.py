@@ -162,7 +162,8 @@ def run_eval(
     def build(u: WorkUnit) -> Messages:
         return judge.build(u.pair.prompt, u.responses())
 
-    done = index_existing(read_judgments(jpath), by_key, build, jpath)
+    done = index_existing(read_judgments(jpath), by_key, build, jpath,
+                          seed_of=lambda u: judge.sample_seed(u.seed_key, u.sample))
     todo = [u for u in units if u.key not in done or not done[u.key].get("final", True)]
     bar = None
     if progress:

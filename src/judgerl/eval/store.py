@@ -221,7 +221,7 @@ def prepare_out_dir(out: Path, config: dict[str, Any], info: Mapping[str, Any], 
 
 
 def index_existing(records: Sequence[Mapping[str, Any]], units: Mapping[tuple[str, str, int], WorkUnit],
-                   build: Any, path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
+                   build: Any, path: Path, seed_of: Any = None) -> dict[tuple[str, str, int], dict[str, Any]]:
     """Index existing records by (pair id, order, sample); refuse records whose pair or prompt changed.
 
     A final record is kept over any later duplicate; a non-final record (``"final": false``, a
@@ -232,6 +232,8 @@ def index_existing(records: Sequence[Mapping[str, Any]], units: Mapping[tuple[st
         units: This run's units by key.
         build: ``f(unit) -> messages``, the prompt the judge would send for a unit now.
         path: The file, for error messages.
+        seed_of: Optional ``f(unit) -> seed | None``, the sampling seed the judge gives a unit now;
+            a record with another seed (another ``--seed``, an older judgerl) is refused.
 
     Raises:
         ValueError: a record lacks pair_id/order/sample, or its ``final`` is not a bool (names file
@@ -245,6 +247,10 @@ def index_existing(records: Sequence[Mapping[str, Any]], units: Mapping[tuple[st
             key = (str(r["pair_id"]), str(r["order"]), int(r["sample"]))
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"{path}:{i}: judgment record lacks pair_id/order/sample ({e})") from e
+        dec = r.get("decision")
+        if not isinstance(dec, Mapping) or not isinstance(dec.get("valid"), bool):
+            raise ValueError(f"{path}:{i}: judgment record field 'decision' must be an object with a true/false "
+                             f"'valid', got {dec!r:.80}")
         if not isinstance(r.get("final", True), bool):
             raise ValueError(f"{path}:{i}: judgment record field 'final' must be true or false, got {r['final']!r}")
         if key in done and done[key].get("final", True):
@@ -262,6 +268,11 @@ def index_existing(records: Sequence[Mapping[str, Any]], units: Mapping[tuple[st
                 raise RunConfigMismatch(
                     f"{path}:{i}: the prompt for {key} differs from the recorded one (protocol template "
                     "changed?); use a new output directory or overwrite"
+                )
+            if seed_of is not None and "seed" in r and r["seed"] != seed_of(unit):
+                raise RunConfigMismatch(
+                    f"{path}:{i}: the judgment {key} was sampled with seed {r['seed']!r}, not the seed this run "
+                    f"derives ({seed_of(unit)!r}); use a new output directory or overwrite"
                 )
         done[key] = dict(r)
     return done

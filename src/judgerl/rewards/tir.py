@@ -164,10 +164,18 @@ def score_tir(
 ) -> TIRScore:
     """Score one judge output with the TIR-Judge reward (see :func:`rc_component` for ``gold``).
 
+    With a ``trajectory`` that records its segments (the rollout's record, the source of truth for
+    ``text``) the decision is
+    read from :meth:`~judgerl.types.Trajectory.parse_text` (executed code and interpreter output
+    blanked by their recorded offsets) -- the same text the :class:`~judgerl.judge.Judge` parses --
+    so nothing the code under judgment printed, and no fence inside executed code, can become the
+    rewarded verdict. Without one, the raw ``text`` is parsed.
+
     Raises:
-        ValueError: ``gold`` does not fit the protocol kind.
+        ValueError: ``gold`` does not fit the protocol kind, or a malformed trajectory dict.
     """
-    decision = protocol.parse(text, n_responses)
+    traj = Trajectory.from_dict(trajectory) if isinstance(trajectory, Mapping) else trajectory
+    decision = protocol.parse(traj.parse_text() if traj is not None and traj.segments else text, n_responses)
     calls, errors = tool_stats(text, trajectory)
     rc = rc_component(decision, gold, protocol.kind, score_tolerance=score_tolerance)
     rf = rf_component(decision, calls, category, no_tool_categories=no_tool_categories)

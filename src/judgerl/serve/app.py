@@ -37,6 +37,7 @@ from fastapi.responses import JSONResponse
 
 from judgerl.backends.base import Backend, SamplingParams
 from judgerl.judge import Judge
+from judgerl.serve.dedup import request_key
 from judgerl.serve.guards import check_body
 from judgerl.serve.schemas import (
     ListwiseRequest,
@@ -224,7 +225,7 @@ def create_app(
         async def compute() -> Any:
             return await judge_items(items, request.is_disconnected)
 
-        results = await service.once(_request_id(request, endpoint), compute)
+        results = await service.once(await _request_id(request, endpoint), compute)
         service.counts[endpoint] += 1
         if single:
             return results[0]
@@ -244,14 +245,14 @@ def create_app(
 
     @app.post("/v1/rewards")
     async def rewards(request: Request, req: RewardsRequest) -> dict[str, Any]:
-        out = await service.once(_request_id(request, "rewards"),
+        out = await service.once(await _request_id(request, "rewards"),
                                  lambda: service.rewards(req.items, request.is_disconnected, req.score_mode))
         service.counts["rewards"] += 1
         return out
 
     @app.post("/get_reward")
     async def get_reward(request: Request, req: OpenRLHFRequest) -> dict[str, Any]:
-        out = await service.once(_request_id(request, "get_reward"),
+        out = await service.once(await _request_id(request, "get_reward"),
                                  lambda: service.openrlhf(req, request.is_disconnected))
         service.counts["get_reward"] += 1
         return out
@@ -259,6 +260,13 @@ def create_app(
     return app
 
 
-def _request_id(request: Request, endpoint: str) -> str | None:
-    rid = request.headers.get("x-request-id")
-    return f"{endpoint}\x00{rid}" if rid else None
+async def _request_id(request: Request, endpoint: str) -> str | None:
+    """The dedup key: endpoint, X-Request-ID and the body's hash (:func:`judgerl.serve.dedup.request_key`).
+
+    Raises:
+        ApiError: 400 for an over-long id.
+    """
+    try:
+        return request_key(endpoint, request.headers.get("x-request-id"), await request.body())
+    except ValueError as e:
+        raise ApiError(400, str(e)) from e

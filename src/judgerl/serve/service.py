@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -33,6 +32,7 @@ from judgerl.serve.score_modes import ScoreMode, check_score_mode, pointwise_sco
 from judgerl.judge import Judge, JudgeInput, JudgeRequest, Judgment
 from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason
 from judgerl.serve.batcher import ClientGone, GoneCheck, MicroBatcher, ServerBusy
+from judgerl.serve.dedup import RequestDedup
 from judgerl.serve.compat import DEFAULT_STRIP_TOKENS
 from judgerl.types import Decision
 
@@ -72,7 +72,7 @@ class ServeConfig:
             ``invalid_reward`` without a judge call; ``()`` disables the check.
         dedup_ttl_s: How long (seconds) a finished request's answer is kept for retries that
             carry the same request id.
-        dedup_max: Most finished answers kept for retries.
+        dedup_max: Most finished answers kept for retries; ``dedup_max_bytes`` bounds their JSON size.
         audit_flags: Flag each ``/v1/rewards`` response with the reward-hacking audit
             (:func:`judgerl.audit.flag_response` with its prompt): per-item ``flags`` in the answer,
             counts per kind in ``/health`` (``flag:<kind>``, ``flagged_responses``). Rewards are unchanged.
@@ -97,6 +97,7 @@ class ServeConfig:
     master_keys: tuple[str, ...] = field(default_factory=lambda: DEFAULT_MASTER_KEYS)
     dedup_ttl_s: float = 600.0
     dedup_max: int = 10_000
+    dedup_max_bytes: int = 64 * 2**20
     audit_flags: bool = True
     score_mode: str | None = None
 
@@ -104,7 +105,7 @@ class ServeConfig:
         if self.score_mode is not None and self.score_mode not in SCORE_MODES:
             raise ValueError(f"ServeConfig.score_mode must be one of {', '.join(SCORE_MODES)}, got {self.score_mode!r}")
         for name in ("max_batch_size", "max_pending", "max_body_bytes", "max_json_depth", "max_items",
-                     "max_text_chars", "samples", "dedup_max"):
+                     "max_text_chars", "samples", "dedup_max", "dedup_max_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"ServeConfig.{name} must be >= 1, got {getattr(self, name)}")
         if self.max_wait_ms < 0:
@@ -113,8 +114,9 @@ class ServeConfig:
             raise ValueError(f"ServeConfig.dedup_ttl_s must be >= 0, got {self.dedup_ttl_s}")
         if not math.isfinite(self.invalid_reward):
             raise ValueError("ServeConfig.invalid_reward must be finite")
-        if self.score_range is not None and not self.score_range[0] < self.score_range[1]:
-            raise ValueError(f"ServeConfig.score_range must be (min, max) with min < max, got {self.score_range}")
+        if self.score_range is not None and not (
+                all(math.isfinite(float(x)) for x in self.score_range) and self.score_range[0] < self.score_range[1]):
+            raise ValueError(f"ServeConfig.score_range must be finite (min, max) with min < max, got {self.score_range}")
 
 
 def decision_json(d: Decision) -> dict[str, Any]:
@@ -156,8 +158,8 @@ class JudgeService:
             max_pending=config.max_pending,
         )
         self.counts: Counter[str] = Counter()
-        self._inflight: dict[str, asyncio.Future] = {}
-        self._done: OrderedDict[str, tuple[float, Any]] = OrderedDict()
+        self.dedup = RequestDedup(config.dedup_ttl_s, config.dedup_max, config.dedup_max_bytes, self.counts,
+                                  lambda e: isinstance(e, ApiError) and e.status == 499)
 
     # -- generation -------------------------------------------------------------------------------
 
@@ -380,7 +382,7 @@ class JudgeService:
                 reasons[g] += 1
                 self.counts[g] += 1
         n_invalid = valid.count(False)
-        self.counts["invalid_judgments"] += n_invalid
+        self.counts["invalid_judgments"] += n_invalid - sum(g is not None for g in guarded)
         audit = await self._flags(items)
         return {
             "rewards": rewards,
@@ -424,36 +426,10 @@ class JudgeService:
 
     # -- retries, guards, limits ----------------------------------------------------------------
 
-    async def once(self, request_id: str | None, compute: Callable[[], Awaitable[Any]]) -> Any:
-        """Run ``compute`` once per ``request_id``: a retry while it runs awaits the same result, a
-        retry after it finished (within ``dedup_ttl_s``) gets the stored answer."""
-        if not request_id:
-            return await compute()
-        now = time.monotonic()
-        while self._done and now - next(iter(self._done.values()))[0] > self.config.dedup_ttl_s:
-            self._done.popitem(last=False)
-        if request_id in self._done:
-            self.counts["dedup_hits"] += 1
-            return self._done[request_id][1]
-        fut = self._inflight.get(request_id)
-        if fut is not None:
-            self.counts["dedup_hits"] += 1
-            return await asyncio.shield(fut)
-        fut = asyncio.get_running_loop().create_future()
-        self._inflight[request_id] = fut
-        try:
-            result = await compute()
-        except BaseException as e:
-            fut.set_exception(e)
-            fut.exception()  # retrieved: no "never retrieved" warning when nobody else waits
-            raise
-        finally:
-            self._inflight.pop(request_id, None)
-        fut.set_result(result)
-        self._done[request_id] = (time.monotonic(), result)
-        while len(self._done) > self.config.dedup_max:
-            self._done.popitem(last=False)
-        return result
+    async def once(self, key: str | None, compute: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``compute`` once per request key (:func:`judgerl.serve.dedup.request_key`; see
+        :class:`~judgerl.serve.dedup.RequestDedup`)."""
+        return await self.dedup.once(key, compute)
 
     async def _flags(self, items: Sequence[Any]) -> dict[str, Any]:
         """``{"flags": [kinds found in each item's response]}`` (the reward-hacking audit, off the event
