@@ -8,7 +8,8 @@ pairs were written but whose ledger line was not is redone, and its pairs (same 
 are not written twice: pairs are deduplicated by id and by content (prompt, chosen, rejected).
 
 The ledger's first line records the build's configuration; resuming with a different one (another
-model, seed, sample count) is refused, so one file never mixes two builds.
+model, seed, sample count) is refused, so one file never mixes two builds. A line cut short by a crash
+(the file's last line, without its newline) is removed on resume; a malformed line elsewhere is an error.
 """
 
 from __future__ import annotations
@@ -27,6 +28,19 @@ def ledger_path(out: str | Path) -> Path:
     """``<out>.progress.jsonl``."""
     p = Path(out)
     return p.with_name(p.name + ".progress.jsonl")
+
+
+def repair_tail(path: Path) -> int:
+    """Remove a last line cut short by a crash (no trailing newline); returns the bytes removed."""
+    if not path.is_file():
+        return 0
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return 0
+    keep = data.rfind(b"\n") + 1
+    with path.open("r+b") as f:
+        f.truncate(keep)
+    return len(data) - keep
 
 
 def _content_key(p: PreferencePair) -> str:
@@ -59,6 +73,8 @@ class PairSink:
         self._load()
 
     def _load(self) -> None:
+        repair_tail(self.ledger)
+        repair_tail(self.out)
         if self.ledger.is_file():
             for lineno, line in enumerate(self.ledger.read_text(encoding="utf-8").splitlines(), 1):
                 if not line.strip():
