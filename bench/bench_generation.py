@@ -84,14 +84,21 @@ def stop_load(procs: list[subprocess.Popen]) -> None:
         p.wait()
 
 
+#: OpenMP settings of the A/B: name -> environment (``passive`` is what ``import judgerl`` sets).
+OMP_ARMS: dict[str, dict[str, str]] = {
+    "default": {"JUDGERL_OMP_POLICY": "keep"},  # libgomp's own: spin ~300k iterations, then sleep
+    "passive": {},  # OMP_WAIT_POLICY=PASSIVE set by `import judgerl`: sleep at once
+    "spin10k": {"JUDGERL_OMP_POLICY": "keep", "GOMP_SPINCOUNT": "10000"},  # a short spin, then sleep
+}
+
+
 def run_worker(spec: dict[str, Any], omp: str = "passive") -> dict[str, Any]:
-    """Run one contender in a fresh process; ``omp``: "passive" (judgerl's setting) or "default"
-    (libgomp's own, as before judgerl set it). Returns its result with the load averages added."""
+    """Run one contender in a fresh process with the OpenMP setting ``omp`` (a key of
+    :data:`OMP_ARMS`). Returns its result with the load averages added."""
     env = dict(os.environ)
-    env.pop("OMP_WAIT_POLICY", None)
-    env.pop("JUDGERL_OMP_POLICY", None)
-    if omp != "passive":
-        env["JUDGERL_OMP_POLICY"] = "keep"  # else `import judgerl` sets PASSIVE, as for users
+    for k in ("OMP_WAIT_POLICY", "JUDGERL_OMP_POLICY", "GOMP_SPINCOUNT"):
+        env.pop(k, None)
+    env.update(OMP_ARMS[omp])
     before = os.getloadavg()
     proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], env=env,
                           capture_output=True, text=True)
@@ -126,7 +133,8 @@ def worker_main(spec: dict[str, Any]) -> int:
             res = fn(resolve_hf_path(spec["model"]), prompts, spec["max_new"], spec["min_new"], spec["batch_size"])
         except NotInstalled as e:
             res = {"skipped": str(e)}
-    res["omp"] = omp_policy()
+    res["omp"] = omp_policy() + (f", GOMP_SPINCOUNT={os.environ['GOMP_SPINCOUNT']}"
+                                 if "GOMP_SPINCOUNT" in os.environ else "")
     print(json.dumps(res))
     return 0
 
@@ -286,7 +294,8 @@ def fixed_workload(args: argparse.Namespace, contenders: list[str], repeats: int
                 if c in skip:
                     continue
                 single = CONTENDERS[c][1]
-                r = run_worker({**base, "kind": c, "n_prompts": args.n_single if single else n_prompts})
+                omp = "passive" if c.startswith("judgerl") else args.peer_omp
+                r = run_worker({**base, "kind": c, "n_prompts": args.n_single if single else n_prompts}, omp=omp)
                 print_run(c, r)
                 if "skipped" in r or "error" in r:
                     skip.add(c)
@@ -358,7 +367,7 @@ def bound_report(args: argparse.Namespace, fixed: dict[str, Any]) -> dict[str, A
 
 
 def omp_ab(args: argparse.Namespace, repeats: int) -> dict[str, Any]:
-    """libgomp default vs PASSIVE, fresh process each, idle and under a load of 4."""
+    """libgomp default vs PASSIVE vs a short spin, fresh process each, idle and under a load of 4."""
     spec = {"kind": "judgerl", "model": args.model, "data": str(args.data), "n_pairs": 4, "n_prompts": 8,
             "max_new": 32, "min_new": 32, "batch_size": 8}
     print("\n== OpenMP wait policy A/B: judgerl, 4 pairs x 2 orders, 32 new tokens, fresh process per run")
@@ -366,9 +375,9 @@ def omp_ab(args: argparse.Namespace, repeats: int) -> dict[str, Any]:
     for load in (0, 4):
         loaders = start_load(load) if load else []
         try:
-            secs: dict[str, list[float]] = {"default": [], "passive": []}
+            secs: dict[str, list[float]] = {arm: [] for arm in OMP_ARMS}
             for _ in range(repeats):
-                for omp in ("default", "passive"):
+                for omp in OMP_ARMS:
                     r = run_worker(spec, omp=omp)
                     print_run(f"{omp}/load{load}", r)
                     if "seconds" in r:
@@ -377,9 +386,9 @@ def omp_ab(args: argparse.Namespace, repeats: int) -> dict[str, Any]:
             stop_load(loaders)
         med = {k: statistics.median(v) for k, v in secs.items() if v}
         out[f"load{load}"] = med
-        if len(med) == 2:
-            print(f"  load {load}: default {med['default']:.1f} s, PASSIVE {med['passive']:.1f} s "
-                  f"-> PASSIVE is {med['default'] / med['passive']:.2f}x faster")
+        if "default" in med:
+            print(f"  load {load}: " + ", ".join(f"{k} {v:.1f} s ({med['default'] / v:.2f}x default)"
+                                                 for k, v in med.items()))
     return out
 
 
@@ -459,6 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--load", type=int, default=0, help="busy processes started during the fixed workload")
     ap.add_argument("--omp-ab", action="store_true")
+    ap.add_argument("--peer-omp", choices=sorted(OMP_ARMS), default="passive", help="OpenMP setting of the "
+                    "non-judgerl contenders (judgerl always runs with its own PASSIVE); 'default' is how a harness "
+                    "that never imports judgerl runs")
     ap.add_argument("--int8", action="store_true", help="judge workload: also int8 and its verdict agreement")
     ap.add_argument("--judge-model", default=None, help=f"default: {TRAINED_JUDGE} when available, else a proxy")
     ap.add_argument("--judge-pairs", type=int, default=100)
