@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -119,6 +118,8 @@ def worker_main(spec: dict[str, Any]) -> int:
 
     kind = spec["kind"]
     if kind == "roofline":
+        from genbench_bound import roofline_worker
+
         res = roofline_worker(spec)
     elif kind == "judge":
         res = judge_worker(spec)
@@ -137,86 +138,6 @@ def worker_main(spec: dict[str, Any]) -> int:
                                  if "GOMP_SPINCOUNT" in os.environ else "")
     print(json.dumps(res))
     return 0
-
-
-# ---------------------------------------------------------------- roofline
-
-
-def roofline_worker(spec: dict[str, Any]) -> dict[str, Any]:
-    """Peak fp32 GEMM GFLOP/s, copy GB/s, the model's shape and the prompt-trie token positions."""
-    import torch
-    from transformers import AutoConfig, AutoTokenizer
-
-    from judgerl.backends.chat import render_chat
-    from judgerl.backends.models import resolve_hf_path
-
-    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
-    a @ b
-    peak = 0.0
-    for _ in range(3):
-        t = time.perf_counter()
-        for _ in range(8):
-            a @ b
-        peak = max(peak, 2 * 2048**3 * 8 / (time.perf_counter() - t) / 1e9)
-    src = torch.ones(128 * 2**20 // 4)
-    dst = torch.empty_like(src)
-    bw = 0.0
-    for _ in range(5):
-        t = time.perf_counter()
-        dst.copy_(src)
-        bw = max(bw, 2 * src.numel() * 4 / (time.perf_counter() - t) / 1e9)
-    path = resolve_hf_path(spec["model"])
-    cfg = AutoConfig.from_pretrained(path)
-    tok = AutoTokenizer.from_pretrained(path)
-    prompts = both_order_prompts(Path(spec["data"]), spec["n_pairs"])
-    ids = [tok(render_chat(tok, p), add_special_tokens=False)["input_ids"] for p in prompts]
-    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    kv_heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
-    params = cfg.vocab_size * cfg.hidden_size * (1 if cfg.tie_word_embeddings else 2) + cfg.num_hidden_layers * (
-        cfg.hidden_size * (cfg.num_attention_heads + 2 * kv_heads) * head_dim
-        + cfg.num_attention_heads * head_dim * cfg.hidden_size + 3 * cfg.hidden_size * cfg.intermediate_size)
-    return {"peak_gflops": peak, "bandwidth_gbs": bw, "params": params, "weight_bytes": 4 * params,
-            "n_layers": cfg.num_hidden_layers, "d_attn": cfg.num_attention_heads * head_dim,
-            "kv_bytes_per_token": 2 * cfg.num_hidden_layers * kv_heads * head_dim * 4,
-            "prompt_lengths": [len(x) for x in ids], "new_positions": trie_new_positions(ids)}
-
-
-def trie_new_positions(ids: Sequence[Sequence[int]]) -> list[list[int]]:
-    """For each prompt, ``[first, end)``: the positions not already covered by an earlier prompt's
-    prefix (the longest common prefix with any earlier prompt is free for an exact engine)."""
-    out, seen = [], []
-    for x in ids:
-        lcp = 0
-        for y in seen:
-            n = 0
-            for a, b in zip(x, y):
-                if a != b:
-                    break
-                n += 1
-            lcp = max(lcp, n)
-        out.append([lcp, len(x)])
-        seen.append(x)
-    return out
-
-
-def end_to_end_bound(roof: dict[str, Any], n_prompts: int, max_new: int, batch: int) -> dict[str, float]:
-    """Seconds an ideal exact engine needs for the fixed workload (see the module docstring)."""
-    peak, bw = roof["peak_gflops"] * 1e9, roof["bandwidth_gbs"] * 1e9
-    two_n, attn = 2 * roof["params"], 4 * roof["n_layers"] * roof["d_attn"]
-    prefill = 0.0
-    for first, end in roof["new_positions"][:n_prompts]:
-        count = end - first
-        prefill += count * two_n + attn * (first + end - 1) * count / 2  # sum of ctx over the new positions
-    lengths = roof["prompt_lengths"][:n_prompts]
-    ctx = statistics.mean(lengths) + max_new / 2
-    batch = min(batch, n_prompts)
-    rows = n_prompts * max_new
-    steps = math.ceil(rows / batch)
-    step_compute = batch * (two_n + attn * ctx) / peak
-    step_memory = (roof["weight_bytes"] + batch * ctx * roof["kv_bytes_per_token"]) / bw
-    decode = steps * max(step_compute, step_memory)
-    return {"prefill_s": prefill / peak, "decode_s": decode, "total_s": prefill / peak + decode,
-            "decode_bound": "compute" if step_compute >= step_memory else "memory"}
 
 
 # ---------------------------------------------------------------- judge workload
@@ -345,6 +266,8 @@ def bound_report(args: argparse.Namespace, fixed: dict[str, Any]) -> dict[str, A
         print(f" roofline FAILED: {roof['error']}")
         return {}
     n = 2 * args.n_pairs
+    from genbench_bound import end_to_end_bound
+
     bound = end_to_end_bound(roof, n, args.max_new_tokens, args.batch_size)
     batch = min(args.batch_size, n)
     total_tokens = sum(roof["prompt_lengths"][:n])
