@@ -1,6 +1,6 @@
 """Generation speed of the hf backend, side by side with peer engines, interleaved and repeated.
 
-One command runs everything (about 45-60 minutes on 2 idle cores; run it ALONE)::
+One command runs everything (about 60-75 minutes on 2 idle cores; run it ALONE)::
 
     python bench/bench_generation.py --all --json runs/bench_generation.json
 
