@@ -76,8 +76,9 @@ def eval_command(
                                        "with tools)."),
     seed: int = typer.Option(0, "--seed", help="Seed for candidate order, sampling and bootstrap."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the first N pairs."),
-    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Judgments per backend call (and per "
-                                    "durable write); raise it for GPU backends."),
+    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Judgments per judge call (the backend "
+                                    "batches inside it; finished judgments leave the decode batch and queued ones "
+                                    "join). Changes speed, never the results."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (judgments.jsonl, summary.json, "
                              "report.md)."),
     tools: ToolsChoice = typer.Option(ToolsChoice.none, "--tools", help="Let the judge run python code "

@@ -109,7 +109,7 @@ def run_eval(
     samples: int = 1,
     resume: bool = True,
     progress: bool = True,
-    batch_size: int = 16,
+    batch_size: int = 64,
     save_messages: bool = False,
     n_bootstrap: int = 1000,
     info: Mapping[str, Any] | None = None,
@@ -128,8 +128,10 @@ def run_eval(
             whose generation failed there (``final: false``) are made again. False discards
             previous outputs in ``out_dir`` and starts over.
         progress: Show a progress bar on stderr, advanced per finished judgment (rate, time left).
-        batch_size: Judgment samples per ``judge.run`` call (the backend batches inside it). It
-            changes speed and what an interrupted run can lose, never the results.
+        batch_size: Judgment samples per ``judge.run`` call. The backend batches inside it (the hf
+            backend decodes up to its own ``batch_size`` rows at once; finished rows leave and queued
+            prompts join, so a call larger than that keeps the decode batch full). Records are written
+            as they finish; this changes speed, never the results.
         save_messages: Also store the full prompt messages in every record (the hash is always stored).
         n_bootstrap: Bootstrap resamples for the 95% confidence intervals.
         info: Extra JSON-serialisable context stored in run.json (data path, limit, …); not compared
