@@ -35,6 +35,8 @@ def render_chat(tokenizer: Any, messages: Messages) -> str:
     prefix = ""
     if msgs and msgs[-1]["role"] == "assistant":
         prefix = msgs.pop()["content"]
+    if not msgs:  # nothing before the prefill: the text to continue is all there is
+        return prefix
     if getattr(tokenizer, "chat_template", None):
         text = tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
     else:  # base models without a template: plain concatenation
