@@ -56,7 +56,7 @@ RUNS: dict[str, dict[str, Any]] = {
     "pav-verdict": {"recipe": "j1-pav-distill", "share": 0.7, "set": ["rewards.consistency=0"]},
     "pos": {"recipe": "j1-pos", "share": 1.0,
             "set": ["distill.teacher=programmatic", "lora.r=16", "lora.alpha=32", "warmup.steps=120",
-                    "warmup.batch_size=8", "warmup.learning_rate=2.0e-4", "grpo.learning_rate=2.0e-5"]},
+                    "warmup.batch_size=8", "warmup.learning_rate=5.0e-4", "grpo.learning_rate=2.0e-5"]},
     "tir": {"recipe": "tir-judge-distill", "share": 1.3, "set": []},
     "zero": {"recipe": "tir-judge-zero", "share": 1.8, "set": []},
 }

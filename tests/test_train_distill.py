@@ -112,7 +112,7 @@ def test_programmatic_teacher_without_tools_is_correct_and_selected() -> None:
     proto, rows, judge = _teacher_judge("pairwise")
     judged = judge_rows({"pav": judge}, rows, 1, seed=0)
     assert [j[0].decision.verdict for j in judged] == ["A", "B", "A", "B"]
-    assert judged[0][0].text.startswith("<think>48 + 24 = 72. Response A says 72, response B says 74.")
+    assert judged[0][0].text.startswith("<think>48 + 24 = 72. Response A says 72, which matches. Response B says 74, which is wrong.")
     examples, stats = select_examples(rows, judged)
     assert len(examples) == 4 and stats["correct_rate"] == 1.0 and stats["valid_rate"] == 1.0
     assert all(k == "model" for e in examples for k, _ in e.pieces)
@@ -132,7 +132,7 @@ def test_programmatic_teacher_runs_print_in_the_real_sandbox() -> None:
     assert kinds == ["model", "code", "tool", "model"]
     assert j.trajectory.segments[1].text == "```python\nprint(48 + 24)\n```\n"
     assert j.trajectory.segments[2].text == "```output\n72\n```\n"
-    assert "The output is 72. Response A says 74, response B says 72. B is correct." in j.text
+    assert "The output is 72. Response A says 74, which is wrong. Response B says 72, which matches. B is correct." in j.text
     assert j.decision.verdict == "B" and j.trajectory.tool_calls == 1
     examples, stats = select_examples(rows, judged)
     assert stats["selected"] == 4 and stats["selected_tool_use_rate"] == 1.0

@@ -5,8 +5,10 @@ teacher. For *verifiable* pairs a program can be that teacher. :class:`Arithmeti
 :class:`~judgerl.backends.Backend`, so its judgments go through the same
 :class:`~judgerl.judge.Judge` as any model's -- tool loop and sandbox included:
 
-* without tools it writes ``<think>48 + 24 = 72. Response A says 72, response B says 74. A is
-  correct.</think>`` and the protocol's answer tags (it computes the expression itself);
+* without tools it writes ``<think>48 + 24 = 72. Response A says 72, which matches. Response B says
+  74, which is wrong. A is correct.</think>`` and the protocol's answer tags (it computes the
+  expression itself; each claim is checked where it is copied: a pilot student trained on "Response A
+  says 72, response B says 74. A is correct." copied both claims right but chose the letter at chance);
 * with tools its first turn is ``<think>Let me check with Python.`` and a block
   ``print(48 + 24)``; the Judge's tool loop runs it **in the sandbox** and appends the real
   output, and the teacher's second turn reads that output (not its own arithmetic) and compares
@@ -152,15 +154,21 @@ class ArithmeticTeacher:
 
     @staticmethod
     def _decide(protocol: Any, value: int, claims: list[int | None], lead: str) -> tuple[str, Decision | None]:
+        """The thought after the computed / observed ``value``: each claim checked right where it is
+        copied ("which matches" / "which is wrong"), then the verdict -- one local comparison per
+        response, which a small student learns far more easily than comparing both at the end."""
         from judgerl.train.sft import pairwise_decision
+
+        def check(c: int | None) -> str:
+            return "which matches" if c == value else "which is wrong"
 
         if protocol.kind == "pointwise":
             ok = claims[0] == value
             score = protocol.max_score if ok else protocol.min_score
-            return (f"{lead}The answer says {claims[0]}, which is {'correct' if ok else 'wrong'}.",
+            return (f"{lead}The answer says {claims[0]}, {check(claims[0])}.",
                     Decision(valid=True, scores=(float(score),)))
         a, b = claims
-        said = f"{lead}Response A says {a}, response B says {b}. "
+        said = f"{lead}Response A says {a}, {check(a)}. Response B says {b}, {check(b)}. "
         right = [c == value for c in claims]
         if right.count(True) != 1:
             return said + "I cannot tell which one is right.", None
