@@ -289,6 +289,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--ship", choices=["tir", "pav", "pos", "zero"], default=None,
                     help="copy this run's LoRA adapter into judgerl/judges/smollm2-135m-judge")
     args = ap.parse_args(argv)
+    args.command = "python bench/bench_train_judges.py " + " ".join(sys.argv[1:] if argv is None else argv)
     args.smoke_sets = []
     if args.smoke:
         args.n_train, args.n_eval, args.n_tts, args.n_gsm8k, args.n_humaneval = 8, 4, 2, 2, 2

@@ -127,7 +127,7 @@ def plots(records: list[dict[str, Any]], out: Path) -> list[Path]:
 def write_report(records: list[dict[str, Any]], out: Path, args: Any, docs: Path | None = None) -> Path:
     """Write ``<out>/report.md`` (+ plots); with ``docs``, also the section of ``docs/results.md``."""
     pngs = plots(records, out)
-    cmd = f"python bench/bench_train_judges.py --out {args.out} --budget-min {args.budget_min:g}"
+    cmd = getattr(args, "command", None) or f"python bench/bench_train_judges.py --out {args.out} --budget-min {args.budget_min:g}"
     body = tables(records)
     report = out / "report.md"
     report.write_text(f"# Trained judges vs base\n\nCommand: `{cmd}`\n\n{body}")
@@ -139,7 +139,7 @@ def write_report(records: list[dict[str, Any]], out: Path, args: Any, docs: Path
             shutil.copy2(p, fig_dir / p.name)
             links.append(f"![{p.stem}](figures/{p.name})")
         section = (f"{START}\n## Trained judges vs their base (issue 10)\n\n"
-                   f"Reproduce (alone on an idle machine): `{cmd} --write-docs`\n\n{body}\n" + "\n".join(links) + f"\n{END}\n")
+                   f"Reproduce (alone on an idle machine): `{cmd}`\n\n{body}\n" + "\n".join(links) + f"\n{END}\n")
         results = docs / "results.md"
         text = results.read_text() if results.is_file() else "# Results\n"
         if START in text and END in text:

@@ -15,3 +15,26 @@ judgerl eval --model smollm2-135m --data "$OUT/humaneval_pairs.jsonl" --protocol
   --limit "${DEMO_PAIRS:-12}" --max-new-tokens "${DEMO_MAX_NEW_TOKENS:-128}" --force-answer --out "$OUT/eval"
 echo
 echo "Judgments: $OUT/eval/judgments.jsonl   Summary: $OUT/eval/summary.json   Report: $OUT/eval/report.md"
+
+# Base vs trained, side by side, on held-out arithmetic-verification pairs (expressions never seen in
+# training): the base model with forced answers vs the shipped TIR judge `smollm2-135m-judge` (LoRA adapter
+# in the package, merged on first use) running its own code in the sandbox.
+DATA=${JUDGERL_SHARED_DATA:-../shared/data}
+N=${DEMO_ARITH_PAIRS:-16}
+judgerl data build arithmetic --input "$DATA/gsm8k/test.jsonl" --held-out-from "$DATA/gsm8k/train.jsonl" \
+  --limit "$N" --out "$OUT/arith_pairs.jsonl"
+judgerl eval --model smollm2-135m --data "$OUT/arith_pairs.jsonl" --protocol pav --max-new-tokens 96 \
+  --force-answer --out "$OUT/eval-arith-base"
+judgerl eval --model smollm2-135m-judge --data "$OUT/arith_pairs.jsonl" --protocol pav --tools python \
+  --max-new-tokens 64 --out "$OUT/eval-arith-trained"
+python - "$OUT" <<'PY'
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+cols = {"invalid_rate": "invalid", "accuracy": "accuracy", "accuracy_valid_only": "acc(valid)",
+        "position_consistent_accuracy": "PCA", "flip_rate": "flip", "tool_use_rate": "tool use"}
+print(f"{'held-out arithmetic':<38}" + "".join(f"{h:>11}" for h in cols.values()))
+for name, d in (("smollm2-135m + forced answer", "eval-arith-base"), ("smollm2-135m-judge (TIR, tools)", "eval-arith-trained")):
+    s = json.loads((out / d / "summary.json").read_text())
+    print(f"{name:<38}" + "".join(f"{'-' if s.get(c) is None else format(s[c], '.3f'):>11}" for c in cols))
+PY
