@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shutil
 import sys
 import time
@@ -117,15 +116,14 @@ class Stages:
 def build_data(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """Training pairs and the held-out sets, written as canonical JSONL under ``<out>/data``."""
     from judgerl.data import write_pairs_jsonl
-    from judgerl.data.builders import build_arithmetic_pairs, build_humaneval_pairs_report, build_math_pairs
+    from judgerl.data.builders import (build_arithmetic_pairs, build_humaneval_pairs_report, build_math_pairs,
+                                       held_out_arithmetic_pairs)
     from judgerl.data.builders.arith_phrasing import rephrase_arithmetic
 
     data, d = Path(args.data), out / "data"
     train = build_arithmetic_pairs(data / "gsm8k" / "train.jsonl", seed=args.seed, ops=args.ops)
-    seen = {p.meta["expression"] for p in train}
-    test = [p for p in build_arithmetic_pairs(data / "gsm8k" / "test.jsonl", seed=args.seed, ops=args.ops)
-            if p.meta["expression"] not in seen]
-    random.Random(args.seed).shuffle(test)
+    test, _ = held_out_arithmetic_pairs(data / "gsm8k" / "test.jsonl", data / "gsm8k" / "train.jsonl",
+                                        seed=args.seed, ops=args.ops)
     sets = {
         "train": train[: args.n_train],
         "arith": test[: args.n_eval],

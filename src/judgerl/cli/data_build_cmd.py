@@ -139,10 +139,8 @@ def build_command(
 def _arithmetic(input: Optional[Path], out: Path, limit: Optional[int], seed: int, ops: str,
                 held_out_from: Optional[Path]) -> dict:
     """Arithmetic-verification pairs from a GSM8K file, minus the expressions of ``held_out_from``."""
-    import random
-
     from judgerl.data import write_pairs_jsonl
-    from judgerl.data.builders import build_arithmetic_pairs
+    from judgerl.data.builders import build_arithmetic_pairs, held_out_arithmetic_pairs
 
     for opt, path in (("--input", input), ("--held-out-from", held_out_from)):
         if path is not None and not path.is_file():
@@ -151,13 +149,10 @@ def _arithmetic(input: Optional[Path], out: Path, limit: Optional[int], seed: in
         raise typer.BadParameter("arithmetic needs --input (a GSM8K train/test jsonl)", param_hint="--input")
     if not ops or set(ops) - set("+-*"):
         raise typer.BadParameter(f"{ops!r}: operators must be a subset of +-*", param_hint="--ops")
-    pairs = build_arithmetic_pairs(input, seed=seed, ops=ops)
-    dropped = 0
     if held_out_from is not None:
-        seen = {p.meta["expression"] for p in build_arithmetic_pairs(held_out_from, seed=seed, ops=ops)}
-        kept = [p for p in pairs if p.meta["expression"] not in seen]
-        dropped, pairs = len(pairs) - len(kept), kept
-        random.Random(seed).shuffle(pairs)  # the order bench/bench_train_judges.py evaluates
+        pairs, dropped = held_out_arithmetic_pairs(input, held_out_from, seed=seed, ops=ops)
+    else:
+        pairs, dropped = build_arithmetic_pairs(input, seed=seed, ops=ops), 0
     pairs = pairs[:limit] if limit else pairs
     if not pairs:
         typer.echo(f"error: no arithmetic pairs could be built from {input}", err=True)

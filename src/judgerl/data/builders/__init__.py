@@ -10,7 +10,7 @@ All return :class:`~judgerl.types.PreferencePair` lists; ``judgerl data build`` 
 canonical JSONL.
 """
 
-from judgerl.data.builders.arith import build_arithmetic_pairs
+from judgerl.data.builders.arith import build_arithmetic_pairs, held_out_arithmetic_pairs
 from judgerl.data.builders.humaneval import HumanEvalBuildReport, build_humaneval_pairs, build_humaneval_pairs_report
 from judgerl.data.builders.math import MathBuildReport, build_math_pairs, build_math_pairs_report
 
@@ -18,6 +18,7 @@ __all__ = [
     "HumanEvalBuildReport",
     "MathBuildReport",
     "build_arithmetic_pairs",
+    "held_out_arithmetic_pairs",
     "build_humaneval_pairs",
     "build_humaneval_pairs_report",
     "build_math_pairs",

@@ -98,3 +98,23 @@ def build_arithmetic_pairs(
                 if limit is not None and len(pairs) >= limit:
                     return pairs
     return pairs
+
+
+def held_out_arithmetic_pairs(
+    gsm8k_path: str | Path, seen_path: str | Path, seed: int = 0, ops: str = "+-*"
+) -> tuple[list[PreferencePair], int]:
+    """Arithmetic pairs of ``gsm8k_path`` whose expression never occurs in ``seen_path`` (e.g. the
+    training file), shuffled with ``random.Random(seed)``: the held-out set of
+    ``bench/bench_train_judges.py`` and of ``judgerl data build arithmetic --held-out-from``.
+
+    Returns:
+        (pairs, number of pairs dropped because their expression is in ``seen_path``).
+
+    Raises:
+        FileNotFoundError, ValueError: as :func:`build_arithmetic_pairs`, for either file.
+    """
+    seen = {p.meta["expression"] for p in build_arithmetic_pairs(seen_path, seed=seed, ops=ops)}
+    pairs = build_arithmetic_pairs(gsm8k_path, seed=seed, ops=ops)
+    kept = [p for p in pairs if p.meta["expression"] not in seen]
+    random.Random(seed).shuffle(kept)
+    return kept, len(pairs) - len(kept)
