@@ -84,7 +84,10 @@ def _attack(name: str, host: dict, marker: Path) -> str:
                                                  -1, -1, -1, -1, r, w, True, False, -1, None,
                                                  None, None, -1, None, False)
                 os.close(w)
-                print("forked", pid, os.read(r, 100), os.waitpid(pid, 0))
+                err = b""  # the child writes "OSError:", the errno and the message in
+                while chunk := os.read(r, 100):  # separate writes: read to EOF
+                    err += chunk
+                print("forked", pid, err, os.waitpid(pid, 0))
             except Exception as e:
                 print("failed", type(e).__name__, e)
         """
