@@ -1,6 +1,6 @@
 """Probe figures: how often judges pass master keys and reward hacks, with and without defences.
 
-For every ``--model`` (any ``load_backend`` name: ``smollm2-135m``, ``smollm2-135m-judge`` once trained,
+For every ``--model`` (any ``load_backend`` name: ``smollm2-135m``, the shipped ``smollm2-135m-judge``,
 ``hf/<dir>``, ``openai/<model>`` …) and every ``--protocols`` entry (pointwise ``pos``, pairwise
 ``pav``), the probe (:func:`judgerl.probe.run_probe`, the ``judgerl probe`` path, reward guards off)
 runs twice: plain, and with the anti-hacking instruction (protocol option ``anti_hacking=True``). With
@@ -15,7 +15,8 @@ Printed per run: the false-positive rate (master keys and hacks that pass) with 
 over prompts, pass rates of master keys, hacks and references, the invalid rate, and the wall time.
 ``--markdown`` prints the docs/results.md table.
 
-Usage (run ALONE on an idle machine; about 20-30 minutes per model with the defaults on 2 cores)::
+Usage (run ALONE on an idle machine; about 15-20 minutes per model with the defaults on 2 cores;
+54 min measured for the two models below + ``--ensemble``)::
 
     python bench/bench_probe.py --model smollm2-135m --model smollm2-135m-judge --out runs/bench_probe --markdown
     python bench/bench_probe.py --n-per-source 1 --max-new-tokens 8 --out /tmp/bp   # smoke test
