@@ -64,6 +64,18 @@ def test_llm_gold_text_kept_as_written_and_injected_reasoning_neutralised():
     assert PROTO.parse(b.text, 1).scores == (2.0,)
 
 
+def test_gold_reasoning_quoting_an_unclosed_code_fence_still_parses():
+    # Found by the proof run: the IFEval checker quotes the instruction "You can use markdown ticks such as ```."
+    # in its reasoning; an unclosed fence made the rendered score tag read as quoted text (invalid target).
+    labels = {"13-0": {"id": "13-0", "prompt": "p", "response": "r", "valid": True, "score": 0.0,
+                       "reasoning": 'json_format "You can use markdown ticks such as ```.": not followed.'},
+              "two": {"id": "two", "prompt": "p", "response": "r", "valid": True, "score": 4.0,
+                      "reasoning": "```python\nprint(1)\n``` then ```` and ```"}}
+    examples, counts = gold_sft_examples(labels, PROTO)
+    assert counts["used"] == 2
+    assert [PROTO.parse(e.text, 1).scores for e in examples] == [(0.0,), (4.0,)]
+
+
 def test_gold_pairs_carry_scores_and_count_unpaired(gold_labels):
     labels = read_labels(gold_labels)
     pairs, unpaired = gold_pairs(labels)

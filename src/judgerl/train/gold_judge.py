@@ -44,7 +44,7 @@ def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, id
         "off_scale", "as_written"}``.
     """
     from judgerl.train.sft import SFTExample
-    from judgerl.untrusted import neutralise_tags
+    from judgerl.untrusted import escape_fences, neutralise_tags
 
     counts = {"used": 0, "invalid_gold": 0, "off_scale": 0, "as_written": 0}
     out = []
@@ -63,7 +63,7 @@ def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, id
             target = reasoning
             counts["as_written"] += 1
         else:
-            thought = neutralise_tags(reasoning.strip()) or "The gold judge gave this score."
+            thought = escape_fences(neutralise_tags(reasoning.strip())) or "The gold judge gave this score."
             target = protocol.render_judgment(thought, Decision(valid=True, scores=(score,)))
         parsed = protocol.parse(target, 1)
         if not (parsed.valid and parsed.scores and float(parsed.scores[0]) == score):  # pragma: no cover - guard
