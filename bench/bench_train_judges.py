@@ -15,7 +15,9 @@ Trains, on arithmetic-verification pairs from ``gsm8k/train.jsonl`` (``data.buil
 and evaluates with :func:`judgerl.eval.run_eval` (one :class:`~judgerl.judge.Judge` per judge; greedy;
 both orders) on held-out sets never seen in training: ``arith`` (``gsm8k/test.jsonl`` calculations whose
 expression is not in the training file), ``arith-phrasing`` (the same pairs in other phrasings,
-:mod:`judgerl.data.builders.arith_phrasing`), ``gsm8k`` (GSM8K test-question model solutions, correct vs
+:mod:`judgerl.data.builders.arith_phrasing`), ``arith-attack`` (the same pairs with adversarial text in
+the responses: injected checks, fake interpreter output, notes to the judge, verdict tags, quoted numbers),
+``gsm8k`` (GSM8K test-question model solutions, correct vs
 wrong, re-verified) and ``humaneval`` (canonical solution vs a failing mutant). Judges: base (plain),
 base + forced answer, the trained ones above. Plus test-time scaling (N = 1, 2, 4, 8 samples at
 temperature 0.7, majority vote / mean score) and the TIR GRPO step cost against the no-tool one.
@@ -49,18 +51,20 @@ DEFAULT_DATA = Path(os.environ.get("JUDGERL_SHARED_DATA", REPO.parent / "shared"
 
 from train_judges_report import write_report  # noqa: E402  (bench/train_judges_report.py)
 
-#: Training runs: recipe, share of the training budget, extra overrides.
+#: Training runs: recipe, share of the training budget (SFT and GRPO together; ``pav-verdict`` has no time
+#: limit: it makes exactly as many GRPO steps as ``pav``), extra overrides.
 RUNS: dict[str, dict[str, Any]] = {
-    "pav": {"recipe": "j1-pav-distill", "share": 1.0, "set": []},
-    "pav-verdict": {"recipe": "j1-pav-distill", "share": 0.7, "set": ["rewards.consistency=0"]},
+    "pav": {"recipe": "j1-pav-distill", "share": 2.0, "set": ["warmup.steps=30"]},
+    "pav-verdict": {"recipe": "j1-pav-distill", "share": 0.0, "set": ["warmup.steps=30", "rewards.consistency=0"]},
     "pos": {"recipe": "j1-pos", "share": 1.0,
             "set": ["distill.teacher=programmatic", "lora.r=16", "lora.alpha=32", "warmup.steps=120",
                     "warmup.batch_size=8", "warmup.learning_rate=5.0e-4", "grpo.learning_rate=2.0e-5"]},
-    "tir": {"recipe": "tir-judge-distill", "share": 1.3, "set": []},
+    "tir": {"recipe": "tir-judge-distill", "share": 1.0, "set": ["warmup.steps=60"]},
     "zero": {"recipe": "tir-judge-zero", "share": 1.8, "set": []},
 }
-#: Shared settings of every run (CPU budget): LoRA on the top 10 of 30 blocks, the same GRPO batch.
-COMMON = ["lora.top_layers=10", "grpo.per_device_train_batch_size=8", "grpo.num_generations=4",
+#: Shared settings of every run (CPU budget): LoRA on all 30 blocks (copying each response's number into
+#: the check needs the middle layers: top-10-block LoRA learned the form, not the copy), the same GRPO batch.
+COMMON = ["lora.top_layers=0", "grpo.per_device_train_batch_size=8", "grpo.num_generations=4",
           "grpo.save_steps=5", "dapo.max_sampling_rounds=1"]
 #: Evaluated judges: (model source, protocol, tools, force_answer).
 JUDGES: dict[str, tuple[str, str, bool, bool]] = {
@@ -70,10 +74,11 @@ JUDGES: dict[str, tuple[str, str, bool, bool]] = {
     "pav-grpo": ("pav:final", "pav", False, False),
     "pav-verdict": ("pav-verdict:final", "pav", False, False),
     "pos": ("pos:final", "pos", False, False),
+    "tir-sft": ("tir:sft", "pav", True, False),
     "tir": ("tir:final", "pav", True, False),
     "zero": ("zero:final", "pav", True, False),
 }
-SETS = ("arith", "arith-phrasing", "gsm8k", "humaneval")
+SETS = ("arith", "arith-phrasing", "arith-attack", "gsm8k", "humaneval")
 
 
 def log(msg: str) -> None:
@@ -118,7 +123,7 @@ def build_data(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     from judgerl.data import write_pairs_jsonl
     from judgerl.data.builders import (build_arithmetic_pairs, build_humaneval_pairs_report, build_math_pairs,
                                        held_out_arithmetic_pairs)
-    from judgerl.data.builders.arith_phrasing import rephrase_arithmetic
+    from judgerl.data.builders.arith_phrasing import attack_arithmetic, rephrase_arithmetic
 
     data, d = Path(args.data), out / "data"
     train = build_arithmetic_pairs(data / "gsm8k" / "train.jsonl", seed=args.seed, ops=args.ops)
@@ -129,6 +134,7 @@ def build_data(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "arith": test[: args.n_eval],
         "arith-tts": test[: args.n_tts],
         "arith-phrasing": rephrase_arithmetic(test[: args.n_eval], seed=args.seed),
+        "arith-attack": attack_arithmetic(test[: args.n_eval], seed=args.seed),
         "gsm8k": build_math_pairs(data / "gsm8k" / "example_model_solutions.jsonl", seed=args.seed,
                                   max_pairs_per_question=1, limit=args.n_gsm8k),
     }
@@ -192,7 +198,7 @@ def model_dir(source: str, stages: Stages) -> str:
 
 
 def evaluate(judge_name: str, set_name: str, args: argparse.Namespace, out: Path, stages: Stages,
-             samples: int = 1, temperature: float = 0.0, tag: str = "") -> dict[str, Any]:
+             samples: int = 1, temperature: float = 0.0, tag: str = "", limit: int | None = None) -> dict[str, Any]:
     """run_eval of one judge on one held-out set (resumable); returns the summary's figures."""
     from judgerl.backends import SamplingParams
     from judgerl.backends.hf import HFBackend
@@ -208,7 +214,7 @@ def evaluate(judge_name: str, set_name: str, args: argparse.Namespace, out: Path
         judge = Judge(get_protocol(proto), HFBackend(model_dir(source, stages), batch_size=16),
                       SamplingParams(max_new_tokens=tokens, temperature=temperature), sandbox=sandbox,
                       force_answer=force, seed=args.seed)
-        summary = run_eval(judge, load_set(out, set_name), out / "eval" / f"{judge_name}{tag}" / set_name,
+        summary = run_eval(judge, load_set(out, set_name)[:limit], out / "eval" / f"{judge_name}{tag}" / set_name,
                            samples=samples, resume=True, progress=False, n_bootstrap=200)
     finally:
         if sandbox is not None:
@@ -238,7 +244,7 @@ def scaling(judge_name: str, args: argparse.Namespace, out: Path, stages: Stages
     from judgerl.eval.metrics import compute_metrics
     from judgerl.eval.store import read_judgments
 
-    evaluate(judge_name, "arith-tts", args, out, stages, samples=8, temperature=0.7, tag="-tts")
+    evaluate(judge_name, "arith-tts", args, out, stages, samples=8, temperature=0.7, tag="-tts", limit=args.n_tts)
     recs = read_judgments(out / "eval" / f"{judge_name}-tts" / "arith-tts" / "judgments.jsonl")
     return {str(n): figures(compute_metrics([r for r in recs if r["sample"] < n], n_bootstrap=1))
             for n in (1, 2, 4, 8)}
@@ -318,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             if j == "pav-verdict" and set_name != "arith":
                 continue  # only its flip rate on arith is compared
             stages.run(f"eval:{j}:{set_name}", lambda j=j, s=set_name: evaluate(j, s, args, out, stages))
-    for j in ("pav-grpo", "pos"):
+    for j in ("pav-grpo", "pos", "tir"):
         if j in judges:
             stages.run(f"tts:{j}", lambda j=j: scaling(j, args, out, stages))
     stages.run("cost", lambda: step_costs(stages, out))

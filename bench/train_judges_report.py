@@ -18,7 +18,8 @@ COLUMNS = (("valid_format_rate", "valid format"), ("accuracy", "accuracy"), ("ac
 LABELS = {
     "base": "base (plain)", "base-forced": "base + forced answer", "pav-sft": "distilled SFT (PaV)",
     "pav-grpo": "SFT + J1 GRPO (PaV, verdict + consistency)", "pav-verdict": "SFT + GRPO, verdict reward only",
-    "pos": "PoS from pairwise supervision", "tir": "TIR-Judge (Distill)", "zero": "TIR-Judge-Zero",
+    "pos": "PoS from pairwise supervision", "tir-sft": "TIR-Judge Distill, SFT only",
+    "tir": "TIR-Judge (Distill: SFT + GRPO)", "zero": "TIR-Judge-Zero",
 }
 
 
@@ -34,8 +35,8 @@ def tables(records: list[dict[str, Any]]) -> str:
     """The markdown of the main table (per held-out set), test-time scaling, consistency, cost, stages."""
     evals = _by_prefix(records, "eval:")
     lines: list[str] = []
-    sets = sorted({k.split(":")[1] for k in evals}, key=lambda s: ("arith", "arith-phrasing", "gsm8k", "humaneval").index(s)
-                  if s in ("arith", "arith-phrasing", "gsm8k", "humaneval") else 9)
+    order = ("arith", "arith-phrasing", "arith-attack", "gsm8k", "humaneval")
+    sets = sorted({k.split(":")[1] for k in evals}, key=lambda s: order.index(s) if s in order else 9)
     for s in sets:
         n = next((evals[k]["result"].get("n_pairs") for k in evals if k.endswith(f":{s}")), None)
         lines += [f"**{s}** ({n} held-out pairs, both orders, greedy)", "",

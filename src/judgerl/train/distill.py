@@ -173,7 +173,11 @@ def programmatic_teacher(rows: Sequence[dict[str, Any]], pairs_by_id: dict[str, 
             shown = (pair.chosen if r["role"] == "chosen" else pair.rejected,)
         else:
             shown = (pair.chosen, pair.rejected) if r["order"] == 0 else (pair.rejected, pair.chosen)
-        teacher.register(r["prompt"], protocols[r["protocol"]], str(expr), shown, tools)
+        try:
+            teacher.register(r["prompt"], protocols[r["protocol"]], str(expr), shown, tools)
+        except ValueError as e:  # an expression the teacher refuses: skip the row, never the run
+            logger.warning("programmatic teacher: row %s skipped: %s", row_key(r), e)
+            continue
         usable.append(r)
     if not usable:
         raise RecipeError("distill.teacher=programmatic needs arithmetic pairs (meta 'expression'), e.g. "

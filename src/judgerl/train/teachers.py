@@ -9,11 +9,21 @@ teacher. For *verifiable* pairs a program can be that teacher. :class:`Arithmeti
   74, which is wrong. A is correct.</think>`` and the protocol's answer tags (it computes the
   expression itself; each claim is checked where it is copied: a pilot student trained on "Response A
   says 72, response B says 74. A is correct." copied both claims right but chose the letter at chance);
-* with tools its first turn is ``<think>Let me check with Python.`` and a block
-  ``print(48 + 24)``; the Judge's tool loop runs it **in the sandbox** and appends the real
-  output, and the teacher's second turn reads that output (not its own arithmetic) and compares
-  it with each response's claim before writing the verdict. If the code fails, it gives no verdict
-  (the trajectory is invalid and rejection sampling drops it).
+* with tools it lets the code do the comparison: its first turn is ``<think>Let me check both
+  answers with Python.`` and a block that computes the expression once and tests each response's
+  claim against it::
+
+      value = 48 + 24
+      print("A", value == 72)
+      print("B", value == 74)
+
+  The Judge's tool loop runs it **in the sandbox** and appends the real output (``A True`` /
+  ``B False``); the teacher's second turn reads that output (not its own arithmetic) and names the
+  response whose line says ``True``. The student then only copies numbers into code and reads one
+  ``True`` back: a pilot student trained on the earlier ``print(48 + 24)`` form ("The output is 72.
+  Response A says 72, which matches ...") restated the output right but compared it with the claims
+  at chance. If the code fails, or not exactly one line says ``True``, it gives no verdict (the
+  trajectory is invalid and rejection sampling drops it).
 
 The teacher knows nothing of the gold label: it decides from the arithmetic alone, so rejection
 sampling against the labels is a real filter. Prompts must be registered first
@@ -24,9 +34,7 @@ re-parsing the protocol's prompt layout.
 
 from __future__ import annotations
 
-import ast
 import json
-import operator
 import re
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -34,41 +42,62 @@ from typing import Any, Sequence
 from judgerl.backends.base import SamplingParams
 from judgerl.backends.chat import prefill_of
 from judgerl.codeblocks import output_blocks
+from judgerl.data.builders.arith import MAX_VALUE_DIGITS, evaluate
 from judgerl.types import Completion, Decision, Messages
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
-_INT = re.compile(r"-?\d+")
+#: A number in a response: optional sign (not after a word character: "70-72" is 72), digits with
+#: optional thousands commas, an optional decimal part; not glued to letters ("x72y", "4²").
+_NUMBER = re.compile(r"(?<![\w.,])(-?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\w,]|\.\d)")
 _THINK_OPEN = "<think>"
 
 
-def evaluate(expression: str) -> int:
-    """The value of an integer expression of ``+ - *`` and parentheses (no names, no calls).
-
-    Raises:
-        ValueError: anything else (names the expression).
-    """
-
-    def ev(node: ast.AST) -> int:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        raise ValueError(f"not an integer +-* expression: {expression!r}")
-
-    try:
-        return ev(ast.parse(expression, mode="eval"))
-    except SyntaxError:
-        raise ValueError(f"not an integer +-* expression: {expression!r}") from None
-
-
 def claimed_value(response: str) -> int | None:
-    """The integer a response claims: the last integer in it (``48 + 24 = 72`` -> 72), or None."""
-    found = _INT.findall(response)
-    return int(found[-1]) if found else None
+    """The integer a response claims: its last number (``48 + 24 = 72`` -> 72, ``1,072`` -> 1072,
+    ``72.0`` -> 72), or None when that number is not an integer (``0.72``), is over
+    :data:`MAX_VALUE_DIGITS` digits, or there is none. The teacher gives no verdict on a response
+    whose claim it cannot read (never "wrong" for an unreadable answer)."""
+    found = _NUMBER.findall(response)
+    if not found:
+        return None
+    sign, digits, frac = found[-1]
+    digits = digits.replace(",", "")
+    if (frac and frac.strip("0")) or len(digits) > MAX_VALUE_DIGITS:
+        return None
+    return int(sign + digits)
+
+
+_WHAT = {1: "the answer", 2: "both answers"}
+_CHECK_LINE = re.compile(r"(?:([AB]) )?(True|False)")
+
+
+def check_code(expression: str, claims: Sequence[int | None]) -> str:
+    """The teacher's code: compute ``expression`` once, then test each claim against it.
+
+    One claim (pointwise) prints ``True``/``False``; two (pairwise) print ``A <bool>`` and
+    ``B <bool>``. A claim of None is tested as ``None`` (always ``False``; the teacher itself gives no
+    verdict on an unreadable claim and never writes it).
+    """
+    lines = [f"value = {expression}"]
+    if len(claims) == 1:
+        lines.append(f"print(value == {claims[0]})")
+    else:
+        lines += [f'print("{label}", value == {c})' for label, c in zip("AB", claims)]
+    return "\n".join(lines) + "\n"
+
+
+def read_checks(observation: str, n: int) -> list[bool] | None:
+    """The booleans printed by :func:`check_code` for ``n`` responses, or None when the output is
+    anything else (an error, a neutralised tag, a missing line)."""
+    lines = [ln.strip(" \t\r\xa0") for ln in observation.strip(" \t\r\n\xa0").split("\n")]  # print() writes \n
+    if len(lines) != n:
+        return None
+    out = []
+    for i, ln in enumerate(lines):
+        m = _CHECK_LINE.fullmatch(ln)
+        if m is None or (n == 1) != (m.group(1) is None) or (n > 1 and m.group(1) != "AB"[i]):
+            return None
+        out.append(m.group(2) == "True")
+    return out
 
 
 @dataclass(frozen=True)
@@ -113,6 +142,9 @@ class ArithmeticTeacher:
         evaluate(expression)
         if protocol.kind not in ("pairwise", "pointwise"):
             raise ValueError(f"the arithmetic teacher judges pairwise or pointwise prompts, not {protocol.kind}")
+        if len(responses) != (2 if protocol.kind == "pairwise" else 1):
+            raise ValueError(f"a {protocol.kind} prompt shows {2 if protocol.kind == 'pairwise' else 1} "
+                             f"response(s), got {len(responses)}")
         self._cases[prompt_key(messages)] = _Case(protocol, expression, tuple(responses), bool(tools))
 
     def generate(self, prompts: Sequence[Messages], params: SamplingParams, *, seeds: Sequence[int] | None = None,
@@ -133,17 +165,19 @@ class ArithmeticTeacher:
         return out
 
     def _turn(self, case: _Case, prefill: str) -> str:
-        if case.tools and not output_blocks(prefill):
-            return f"{_THINK_OPEN}Let me check with Python.\n```python\nprint({case.expression})\n```\n"
-        if case.tools:
-            observed = output_blocks(prefill)[-1].strip()
-            if not re.fullmatch(r"-?\d+", observed):
-                return "The code failed, so I cannot check the answers.</think>\n"
-            value, lead = int(observed), f"The output is {observed}. "
-        else:
-            value, lead = evaluate(case.expression), f"{case.expression} = {evaluate(case.expression)}. "
         claims = [claimed_value(r) for r in case.responses]
-        thought, decision = self._decide(case.protocol, value, claims, lead)
+        if None in claims:  # a claim it cannot read: no verdict (dropped by rejection sampling)
+            return f"{_THINK_OPEN}I cannot read the answer's number.</think>\n"
+        if case.tools and not output_blocks(prefill):
+            return f"{_THINK_OPEN}Let me check {_WHAT[len(claims)]} with Python.\n```python\n{check_code(case.expression, claims)}```\n"
+        if case.tools:
+            checks = read_checks(output_blocks(prefill)[-1], len(claims))
+            if checks is None:
+                return "The code failed, so I cannot check the answers.</think>\n"
+            thought, decision = self._decide_checked(case.protocol, checks)
+        else:
+            value = evaluate(case.expression)
+            thought, decision = self._decide(case.protocol, value, claims, f"{case.expression} = {value}. ")
         if decision is None:  # no verdict: an invalid judgment, dropped by rejection sampling
             return f"{thought}</think>\n" if case.tools else f"{_THINK_OPEN}{thought}</think>\n"
         body = prefill[len(_THINK_OPEN):] if prefill.startswith(_THINK_OPEN) else prefill
@@ -151,6 +185,19 @@ class ArithmeticTeacher:
         if case.tools and full.startswith(prefill):
             return full[len(prefill):]
         return full
+
+    @staticmethod
+    def _decide_checked(protocol: Any, checks: list[bool]) -> tuple[str, Decision | None]:
+        """The thought and decision after the executed checks (one bool per shown response)."""
+        from judgerl.train.sft import pairwise_decision
+
+        if protocol.kind == "pointwise":
+            score = protocol.max_score if checks[0] else protocol.min_score
+            return ("The answer matches." if checks[0] else "The answer is wrong."), Decision(valid=True, scores=(float(score),))
+        if checks.count(True) != 1:
+            return "I cannot tell which one is right.", None
+        winner = checks.index(True)
+        return f"Only {'AB'[winner]} is correct.", pairwise_decision(protocol, winner)
 
     @staticmethod
     def _decide(protocol: Any, value: int, claims: list[int | None], lead: str) -> tuple[str, Decision | None]:

@@ -14,7 +14,9 @@ arithmetic itself. ``meta`` carries ``expression``, ``value``, ``wrong`` and a s
 
 from __future__ import annotations
 
+import ast
 import json
+import operator
 import random
 import re
 from pathlib import Path
@@ -22,6 +24,52 @@ from pathlib import Path
 from judgerl.types import PreferencePair
 
 _CALC = re.compile(r"<<\s*(\d{1,4})\s*([-+*])\s*(\d{1,4})\s*=\s*(-?\d+(?:\.0+)?)\s*>>")
+
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+#: The text an expression may hold: ASCII digits, + - *, parentheses and single spaces (no comments,
+#: newlines, hex, underscores: the expression is copied verbatim into the teacher's code and thought).
+_EXPRESSION_TEXT = re.compile(r"[0-9+\-*() ]+")
+MAX_EXPRESSION_CHARS = 200
+#: Values beyond this many digits are refused (no arithmetic pair needs them; str() of huge ints fails).
+MAX_VALUE_DIGITS = 100
+def evaluate(expression: str) -> int:
+    """The value of an integer expression of ``+ - *`` and parentheses (no names, no calls).
+
+    Only ASCII digits, ``+ - * ( )`` and spaces are allowed, at most :data:`MAX_EXPRESSION_CHARS`
+    characters, with a value of at most :data:`MAX_VALUE_DIGITS` digits.
+
+    Raises:
+        ValueError: anything else (names the expression).
+    """
+
+    def bad() -> ValueError:
+        return ValueError(f"not an integer +-* expression: {expression!r}")
+
+    def ev(node: ast.AST) -> int:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            value = _OPS[type(node.op)](ev(node.left), ev(node.right))
+            if value.bit_length() > 3.33 * MAX_VALUE_DIGITS:
+                raise bad()
+            return value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        raise bad()
+
+    if (not isinstance(expression, str) or len(expression) > MAX_EXPRESSION_CHARS
+            or not _EXPRESSION_TEXT.fullmatch(expression) or expression != expression.strip()):
+        raise bad()
+    try:
+        value = ev(ast.parse(expression, mode="eval"))
+    except (SyntaxError, RecursionError, MemoryError):
+        raise bad() from None
+    if len(str(abs(value))) > MAX_VALUE_DIGITS:
+        raise bad()
+    return value
 
 
 def _wrong_value(value: int, rng: random.Random) -> int:
