@@ -251,18 +251,29 @@ def scaling(judge_name: str, args: argparse.Namespace, out: Path, stages: Stages
 
 
 def step_costs(stages: Stages, out: Path) -> dict[str, Any]:
-    """Mean GRPO ``step_time`` (s) and completion length of the no-tool and TIR runs (same batch)."""
+    """Mean GRPO ``step_time`` (s) and completion length of the no-tool and TIR runs (same batch), overall
+    and per number of DAPO resampling rounds (``dapo/sampling_rounds``: a step that resampled generated
+    twice; the TIR judge, right on every group, resampled on every step of the proof run while most
+    no-tool steps did not, so only steps with equal rounds compare the same work; a direct interleaved
+    measurement is ``bench/bench_tir_step.py``)."""
     from judgerl.train.callbacks import read_metrics
 
-    res = {}
+    res: dict[str, Any] = {}
     for name in ("pav", "tir"):
         recs = [r for r in read_metrics(out / "train" / name / "metrics.jsonl")
                 if r.get("phase") == "grpo" and "step_time" in r][1:]  # step 1 includes start-up
         if recs:
+            by: dict[int, list[float]] = {}
+            for r in recs:
+                by.setdefault(int(r.get("dapo/sampling_rounds", 0) or 0), []).append(float(r["step_time"]))
             res[name] = {"steps": len(recs), "step_time_s": sum(r["step_time"] for r in recs) / len(recs),
-                         "mean_length": sum(r.get("completions/mean_length", 0) for r in recs) / len(recs)}
+                         "mean_length": sum(r.get("completions/mean_length", 0) for r in recs) / len(recs),
+                         "by_rounds": {k: {"steps": len(v), "step_time_s": sum(v) / len(v)} for k, v in sorted(by.items())}}
     if "pav" in res and "tir" in res:
         res["ratio"] = res["tir"]["step_time_s"] / res["pav"]["step_time_s"]
+        common = set(res["pav"]["by_rounds"]) & set(res["tir"]["by_rounds"])
+        res["ratio_equal_rounds"] = {k: res["tir"]["by_rounds"][k]["step_time_s"] / res["pav"]["by_rounds"][k]["step_time_s"]
+                                     for k in sorted(common)}
     return res
 
 

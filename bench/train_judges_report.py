@@ -67,7 +67,10 @@ def tables(records: list[dict[str, Any]]) -> str:
         c = cost["result"]
         lines += [f"**TIR step cost** (same GRPO batch, 8 rollouts per step): TIR {c['tir']['step_time_s']:.1f} s/step "
                   f"(mean completion {c['tir']['mean_length']:.0f} tokens) vs no-tool {c['pav']['step_time_s']:.1f} s/step "
-                  f"({c['pav']['mean_length']:.0f} tokens): ratio {c['ratio']:.2f}.", ""]
+                  f"({c['pav']['mean_length']:.0f} tokens): ratio {c['ratio']:.2f}"
+                  + "".join(f"; steps with {k} DAPO resampling round(s) ({c['tir']['by_rounds'][k]['steps']} TIR, "
+                            f"{c['pav']['by_rounds'][k]['steps']} no-tool): {v:.2f}"
+                            for k, v in (c.get("ratio_equal_rounds") or {}).items()) + ".", ""]
     lines += ["**Stages** (wall time, load average before -> after)", "", "| stage | wall (min) | load | result |",
               "|---|---|---|---|"]
     for r in records:

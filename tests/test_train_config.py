@@ -161,3 +161,20 @@ def test_bad_trainer_values_are_rejected_before_training(override):
 
     with pytest.raises(RecipeError, match=override.split("=")[0]):
         load_recipe("j1-pav", ["data.path=pairs.jsonl", override]).validate()
+
+
+@pytest.mark.parametrize("name", ["tir-judge-distill", "tir-judge-zero", "j1-pav-distill"])
+def test_a_saved_config_reloads_with_its_numbers(name: str, tmp_path: Path) -> None:
+    """``--resume`` reloads ``<output_dir>/config.json``; read as YAML, JSON's ``2e-05`` (the recipes'
+    ``2.0e-5`` learning rate after a round trip) was the string "2e-05" and the reload failed validation."""
+    cfg = load_recipe(name, ["data.path=/x/pairs.jsonl"])
+    saved = tmp_path / "config.json"
+    saved.write_text(json.dumps(cfg.to_dict(), indent=2))
+    assert "2e-05" in saved.read_text()
+    again = load_recipe(str(saved))
+    again.validate()
+    assert again.grpo["learning_rate"] == cfg.grpo["learning_rate"] == 2e-5
+    assert again.to_dict() == cfg.to_dict()
+    saved.write_text("{not json")
+    with pytest.raises(RecipeError, match="config.json: invalid JSON"):
+        load_recipe(str(saved))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -339,10 +340,16 @@ def load_recipe(name_or_path: str, overrides: Iterable[str] = ()) -> TrainConfig
         RecipeError: unreadable YAML/JSON, not a mapping, unknown fields, or bad overrides.
     """
     path = recipe_path(name_or_path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise RecipeError(f"{path}: invalid YAML: {e}") from None
+    if path.suffix.lower() == ".json":  # a saved config: YAML 1.1 reads JSON's 2e-05 as a string
+        try:
+            raw = json.loads(path.read_text())
+        except json.JSONDecodeError as e:
+            raise RecipeError(f"{path}: invalid JSON: {e}") from None
+    else:
+        try:
+            raw = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as e:
+            raise RecipeError(f"{path}: invalid YAML: {e}") from None
     if not isinstance(raw, Mapping):
         raise RecipeError(f"{path}: a recipe must be a YAML mapping, got {type(raw).__name__}")
     config = config_from_dict(raw, where=str(path))
