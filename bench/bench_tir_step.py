@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| kind | steps | s/step | rollout s | sandbox s | train s | tokens/rollout |")
     print("|---|---|---|---|---|---|---|")
     for kind, m in summary.items():
-        print(f"| {kind} | {m['n_steps']:.0f} | {m['step']:.1f} | {m['rollout']:.1f} | {m['sandbox']:.1f} | "
+        print(f"| {kind} | {m['n_steps']:.0f} | {m['step']:.1f} | {m['rollout']:.1f} | {m['sandbox']:.2f} | "
               f"{m['train']:.1f} | {m['tokens']:.1f} |")
     if "plain" in summary and "tir" in summary:
         print(f"TIR / no-tool step: {summary['tir']['step'] / summary['plain']['step']:.2f}x "

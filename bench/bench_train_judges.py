@@ -60,7 +60,8 @@ RUNS: dict[str, dict[str, Any]] = {
             "set": ["distill.teacher=programmatic", "lora.r=16", "lora.alpha=32", "warmup.steps=120",
                     "warmup.batch_size=8", "warmup.learning_rate=5.0e-4", "grpo.learning_rate=2.0e-5"]},
     "tir": {"recipe": "tir-judge-distill", "share": 1.0, "set": ["warmup.steps=60"]},
-    "zero": {"recipe": "tir-judge-zero", "share": 1.8, "set": []},
+    # CPU-budget Zero: one bootstrap round (RL -> sampling on 48 rows -> SFT from base) + the last RL phase
+    "zero": {"recipe": "tir-judge-zero", "share": 1.8, "set": ["zero.rounds=1", "zero.rl_steps=5", "zero.examples=48"]},
 }
 #: Shared settings of every run (CPU budget): LoRA on all 30 blocks (copying each response's number into
 #: the check needs the middle layers: top-10-block LoRA learned the form, not the copy), the same GRPO batch.
