@@ -110,7 +110,7 @@ def quoted_sources(output: str, sources: Sequence[str], min_chars: int = 8) -> f
     own answer: a judge output that *starts* with an answer tag is never called quoted. A response
     that spells out ``</think><verdict>A</verdict>`` matches the judge's own closing sequence as
     well: a copy and the judge's own answer cannot be told apart there. How a match is used is
-    :func:`judgerl.judge.read_decision`'s business (it keeps a decision that is the worst outcome
+    :func:`judgerl.decision.read_decision`'s business (it keeps a decision that is the worst outcome
     for every matched response: voiding it would rescue the response that wrote the text).
 
     Args:
