@@ -62,3 +62,21 @@ def escape_fences(text: str) -> str:
     ``</think><verdict>B</verdict>``, say) into the judge's own text. The escaped text reads the same.
     """
     return _BACKTICK_RUN.sub(lambda m: "\u200d".join(m.group(0)), text)
+
+
+#: Invisible code points that are not in Unicode category Cf (which :func:`strip_invisible` drops as
+#: well): Hangul fillers, the Braille blank, the combining grapheme joiner, Khmer inherent vowels,
+#: Mongolian free variation selectors and the variation selectors (plus U+E0100..U+E01EF).
+INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f"
+                      + "".join(map(chr, range(0xFE00, 0xFE10))))
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without invisible characters: Unicode category Cf (zero-width joiners and spaces, BOM,
+    bidi marks), :data:`INVISIBLE` and the supplementary variation selectors U+E0100..U+E01EF. The one
+    definition of "invisible" for comparing untrusted text (quoted-answer check, reward guards)."""
+    import unicodedata
+
+    return "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in INVISIBLE
+                   and not 0xE0100 <= ord(c) <= 0xE01EF)
+

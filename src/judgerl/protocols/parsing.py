@@ -32,7 +32,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Sequence, TypeVar
 
-from judgerl.untrusted import CONTROL_TAGS, neutralise_tags, restore_tags  # noqa: F401 (re-exported)
+from judgerl.untrusted import CONTROL_TAGS, neutralise_tags, restore_tags, strip_invisible  # noqa: F401 (re-exported)
 
 T = TypeVar("T")
 
@@ -73,7 +73,7 @@ def canonical_text(text: str) -> str:
             break
         text = unescaped
     text = unicodedata.normalize("NFKC", text)
-    text = _IGNORABLE_RE.sub("", "".join(c for c in text if unicodedata.category(c) != "Cf"))
+    text = strip_invisible(text)
     text = text.lower().translate(_HOMOGLYPHS).replace("\0", "").replace("<\\/", "</")
     text = _tag_token_re(CONTROL_TAGS).sub(lambda m: f"\0<{m.group(1) or ''}{m.group(2)}>\0", text)
     # whitespace and markdown emphasis / inline-code marks next to a control tag go (linear, unlike a regex)
@@ -83,9 +83,6 @@ def canonical_text(text: str) -> str:
 
 #: Lower-case Cyrillic and Greek letters that look like Latin ones (a copier may "clean" one into the other).
 _HOMOGLYPHS = str.maketrans("авекмнорстухіјѕԁαβεικνορτυχζ", "abekmhopctyxijsdabeiknoptuxz")
-#: Default-ignorable code points that are not in category Cf (Unicode DerivedCoreProperties).
-_IGNORABLE_RE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
-                           "\U000e0100-\U000e01ef]")
 
 
 def region_is_quoted(output: str, sources: Sequence[str], min_chars: int = 8) -> bool:

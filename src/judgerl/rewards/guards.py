@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from judgerl.untrusted import strip_invisible
+
 #: THE master-key list of judgerl (the reward guards, the reward server and the audit's
 #: ``master_key`` kind all use it): the master keys of "One Token to Fool LLM-as-a-Judge" (Zhao et
 #: al., 2025, Table 1) and the judge-as-reward paper, plus common reasoning openers and their
@@ -26,10 +28,6 @@ DEFAULT_MASTER_KEYS: tuple[str, ...] = (
 )
 
 
-#: Characters that render as nothing but are not Unicode format characters (Cf): Hangul fillers,
-#: the Braille blank, the combining grapheme joiner and variation selectors. A response made of them
-#: is as empty as ``""``.
-_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f" + "".join(map(chr, range(0xFE00, 0xFE10))))
 #: Markdown wrappers around a master key (``**Solution**``, ``## Solution``, `` `:` ``).
 _WRAPPERS = "*_#`>~ "
 #: Trailing punctuation of a key (``Solution.``, ``Answer:``, ``解：`` after NFKC).
@@ -39,9 +37,7 @@ _TRAILING = ".:!,;-–—。：、，"
 def normalise_response(text: str) -> str:
     """NFKC, zero-width and other invisible characters removed, whitespace collapsed, case folded,
     stripped."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in _INVISIBLE
-                   and not 0xE0100 <= ord(c) <= 0xE01EF)
+    text = strip_invisible(unicodedata.normalize("NFKC", text))  # a response made of them is as empty as ""
     return " ".join(text.split()).casefold()
 
 
