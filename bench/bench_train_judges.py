@@ -74,6 +74,7 @@ JUDGES: dict[str, tuple[str, str, bool, bool]] = {
     "pav-sft": ("pav:sft", "pav", False, False),
     "pav-grpo": ("pav:final", "pav", False, False),
     "pav-verdict": ("pav-verdict:final", "pav", False, False),
+    "pos-sft": ("pos:sft", "pos", False, False),
     "pos": ("pos:final", "pos", False, False),
     "tir-sft": ("tir:sft", "pav", True, False),
     "tir": ("tir:final", "pav", True, False),

@@ -18,7 +18,7 @@ COLUMNS = (("valid_format_rate", "valid format"), ("accuracy", "accuracy"), ("ac
 LABELS = {
     "base": "base (plain)", "base-forced": "base + forced answer", "pav-sft": "distilled SFT (PaV)",
     "pav-grpo": "SFT + J1 GRPO (PaV, verdict + consistency)", "pav-verdict": "SFT + GRPO, verdict reward only",
-    "pos": "PoS from pairwise supervision", "tir-sft": "TIR-Judge Distill, SFT only",
+    "pos-sft": "PoS, SFT only", "pos": "PoS from pairwise supervision (SFT + GRPO)", "tir-sft": "TIR-Judge Distill, SFT only",
     "tir": "TIR-Judge (Distill: SFT + GRPO)", "zero": "TIR-Judge-Zero",
 }
 
@@ -128,13 +128,27 @@ def plots(records: list[dict[str, Any]], out: Path) -> list[Path]:
     return files
 
 
+def _commands(out: Path, cmd: str) -> list[str]:
+    """The commands that wrote to ``out`` (``<out>/commands.txt``, one per line), ``cmd`` appended
+    when it is not the last one (``--write-docs`` left out: it only copies the report)."""
+    cmd = cmd.replace(" --write-docs", "")
+    f = out / "commands.txt"
+    cmds = [c for c in f.read_text().splitlines() if c.strip()] if f.is_file() else []
+    if not cmds or cmds[-1] != cmd:
+        cmds.append(cmd)
+        f.write_text("\n".join(cmds) + "\n")
+    return cmds
+
+
 def write_report(records: list[dict[str, Any]], out: Path, args: Any, docs: Path | None = None) -> Path:
     """Write ``<out>/report.md`` (+ plots); with ``docs``, also the section of ``docs/results.md``."""
     pngs = plots(records, out)
     cmd = getattr(args, "command", None) or f"python bench/bench_train_judges.py --out {args.out} --budget-min {args.budget_min:g}"
+    cmds = _commands(out, cmd)
+    listing = "\n".join(f"    {c}" for c in cmds)
     body = tables(records)
     report = out / "report.md"
-    report.write_text(f"# Trained judges vs base\n\nCommand: `{cmd}`\n\n{body}")
+    report.write_text(f"# Trained judges vs base\n\nCommands (in order, each resuming the same directory):\n\n{listing}\n\n{body}")
     if docs is not None:
         fig_dir = docs / "figures"
         fig_dir.mkdir(parents=True, exist_ok=True)
@@ -143,7 +157,9 @@ def write_report(records: list[dict[str, Any]], out: Path, args: Any, docs: Path
             shutil.copy2(p, fig_dir / p.name)
             links.append(f"![{p.stem}](figures/{p.name})")
         section = (f"{START}\n## Trained judges vs their base (issue 10)\n\n"
-                   f"Reproduce (alone on an idle machine): `{cmd}`\n\n{body}\n" + "\n".join(links) + f"\n{END}\n")
+                   "Reproduce (alone on an idle machine; the commands that filled this run directory, in order, "
+                   "each resuming it: finished stages are skipped; `--write-docs` on the last one writes this "
+                   f"section):\n\n{listing}\n\n{body}\n" + "\n".join(links) + f"\n{END}\n")
         results = docs / "results.md"
         text = results.read_text() if results.is_file() else "# Results\n"
         if START in text and END in text:

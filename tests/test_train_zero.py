@@ -116,3 +116,13 @@ def test_zero_recipe_validation(data: Path, tmp_path: Path) -> None:
         load_recipe("j1-pav-distill", [f"data.path={data}", "warmup.steps=0"]).validate()
     with pytest.raises(RecipeError, match="distill.temperature"):
         load_recipe("j1-pav-distill", [f"data.path={data}", "distill.samples=4"]).validate()
+
+
+def test_a_grpo_prefill_needs_the_tool_loop(data: Path, tmp_path: Path) -> None:
+    # only the tool-loop rollouts (the Judge) read a prefill as part of the judge's turn
+    from judgerl.train.stages import train_recipe
+
+    config = load_recipe("j1-pav", [f"data.path={data}", f"output_dir={tmp_path / 'run'}"])
+    with pytest.raises(ValueError, match="prefill needs task 'tir'"):
+        train_recipe(config, prefill="<think>")
+    assert not (tmp_path / "run").exists()

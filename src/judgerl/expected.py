@@ -42,7 +42,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from judgerl.backends.chat import continue_prompt
+from judgerl.backends.chat import continue_prompt, prefill_of
 from judgerl.types import Messages
 
 #: Most scores on one scale (a guard against scales such as 0-1000 that no reader handles well).
@@ -277,7 +277,7 @@ def read_expected(protocol: Any, reader: ScoreReader, items: Sequence[tuple[Mess
     todo, prompts = [], []
     for i, (messages, text, valid, reason) in enumerate(items):
         readable = valid or (not require_valid and reason not in UNREADABLE_REASONS)
-        prefix = answer_prefix(protocol, text) if readable else None
+        prefix = _continuation_prefix(protocol, messages, text) if readable else None
         if prefix is None:
             out[i] = ExpectedScore(None, 0.0, {}, reason or "missing_final_answer")
             continue
@@ -288,6 +288,17 @@ def read_expected(protocol: Any, reader: ScoreReader, items: Sequence[tuple[Mess
         for i, p in zip(todo, probs):
             out[i] = expected_from_probs({v: float(p.get(c, 0.0)) for v, c in cands})
     return out  # type: ignore[return-value]
+
+
+def _continuation_prefix(protocol: Any, messages: Messages, text: str) -> str | None:
+    """The completion ``text`` up to its answer position, found in the judge's whole turn (the
+    prompt's assistant prefill + ``text``: a score inside a prefilled, never closed ``<think>`` is
+    a draft, not the answer). None when the turn has no answer position in the completion."""
+    prefill = prefill_of(messages)
+    prefix = answer_prefix(protocol, prefill + text)
+    if prefix is None or len(prefix) < len(prefill):
+        return None
+    return prefix[len(prefill):]
 
 
 def _fmt(x: float) -> str:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 from judgerl.aggregate import aggregate_decisions
 from judgerl.backends.base import Backend, SamplingParams, derive_seed
-from judgerl.backends.chat import continue_prompt
+from judgerl.backends.chat import continue_prompt, prefill_of
 from judgerl.codeblocks import MAX_TOOL_ROUNDS
 from judgerl.decision import read_decision, worst_for  # noqa: F401 (re-exported)
 from judgerl.types import Completion, Decision, FinishReason, Messages, RETRYABLE_FINISH_REASONS, Trajectory
@@ -344,10 +344,19 @@ class Judge:
         return read_decision(self.protocol, parse_text, req.responses, req.n_responses, finish)
 
     def _from_completion(self, req: JudgeRequest, c: Completion) -> Judgment:
+        # The parser reads the judge's whole turn: an assistant prefill (e.g. "<think>") frames the
+        # completion. A prefilled judgment keeps its prefill on record (a one-segment trajectory), so
+        # re-reading the record gives the same decision.
+        from judgerl.tools.tir import build_trajectory
+
+        prefill = prefill_of(req.messages)
+        traj = None if not prefill else build_trajectory(
+            [("model", c.text)] if c.text else [], getattr(self.backend, "tokenizer", None),
+            prompt_tokens=c.prompt_tokens, finish_reason=c.finish_reason, error=c.error, prefill=prefill)
         return Judgment(
-            text=c.text, decision=self._parse(req, c.text, c.text, c.finish_reason), messages=req.messages,
-            prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens, finish_reason=c.finish_reason,
-            error=c.error, seed=req.seed,
+            text=c.text, decision=self._parse(req, c.text, prefill + c.text, c.finish_reason), messages=req.messages,
+            trajectory=traj, prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens,
+            finish_reason=c.finish_reason, error=c.error, seed=req.seed,
         )
 
     def _from_trajectory(self, req: JudgeRequest, t: Trajectory) -> Judgment:
@@ -375,10 +384,13 @@ class Judge:
 
         idx = sorted(firsts)
         proto = self.protocol
-        # The suffix is computed on the text the parser reads (executed code and tool output blanked),
-        # so a fence inside executed code cannot make it open a code span over the forced answer.
+        # The suffix is computed on the text the parser reads (the prompt's assistant prefill + the
+        # completion, executed code and tool output blanked), so a fence inside executed code cannot
+        # make it open a code span over the forced answer, and a "<think>" or fence the prefill
+        # opened is closed before the answer tag.
+        prefills = {i: prefill_of(requests[i].messages) for i in idx}
         prefixes = {i: proto.force_suffix(firsts[i].trajectory.parse_text() if firsts[i].trajectory is not None
-                                          else firsts[i].text) for i in idx}
+                                          else prefills[i] + firsts[i].text) for i in idx}
         prompts = [continue_prompt(requests[i].messages, firsts[i].text + prefixes[i]) for i in idx]
         params = dataclasses.replace(self.params, max_new_tokens=FORCED_ANSWER_TOKENS, stop=proto.forced_stop)
         seeds = (None if any(requests[i].seed is None for i in idx)
@@ -392,6 +404,7 @@ class Judge:
                 pieces, getattr(self.backend, "tokenizer", None), tool_calls=_tool_calls(first),
                 tool_errors=_tool_errors(first), prompt_tokens=first.prompt_tokens,
                 finish_reason=c.finish_reason if c.error else first.finish_reason, error=c.error,
+                prefill=prefills[i],
             )
             j = self._from_trajectory(requests[i], traj)
             j = dataclasses.replace(j, forced=True, completion_tokens=first.completion_tokens + c.completion_tokens)

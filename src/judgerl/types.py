@@ -165,7 +165,10 @@ class Trajectory:
 
     ``text`` is the concatenation of all segment texts. ``tool_calls`` counts executed code blocks,
     ``tool_errors`` those that failed or timed out; ``error`` is the generation error of a failed
-    round (see :class:`Completion`).
+    round (see :class:`Completion`). ``prefill`` is the assistant prefill the trajectory continues
+    (the prompt's trailing assistant message, e.g. ``<think>Let me check with Python.\n```python\n``):
+    part of the judge's turn, so the parser reads it (:meth:`parse_text` starts with it), but not of
+    the completion (``text``, the segments and their token offsets exclude it).
     """
 
     segments: tuple[Segment, ...]
@@ -174,6 +177,7 @@ class Trajectory:
     prompt_tokens: int = 0
     finish_reason: FinishReason = "stop"
     error: str | None = None
+    prefill: str = ""
 
     @property
     def text(self) -> str:
@@ -197,17 +201,29 @@ class Trajectory:
         return self.segments[-1].token_end if self.segments else 0
 
     def parse_text(self) -> str:
-        """The text the parser reads: :attr:`text` with executed code and tool output blanked
-        (spaces, newlines kept: same length) by their recorded offsets.
+        """The text the parser reads: :attr:`prefill` + :attr:`text`, with executed code and tool
+        output blanked (spaces, newlines kept: same length) by their recorded offsets.
 
         Tool output is the interpreter's, and executed code is the judge's copy of code under
         judgment (a fence inside one of its string literals would otherwise expose the rest of the
-        copied code, e.g. ``</think><verdict>B</verdict>``, as the judge's own text).
+        copied code, e.g. ``</think><verdict>B</verdict>``, as the judge's own text). A prefill that
+        ends inside an opened fence whose block the completion finished and ran (first segment
+        ``code``) has that fence blanked too, as part of the executed block. The prefill is read
+        because it frames the completion: after ``<think>`` a verdict is only final once the
+        thinking is closed.
         """
         text = self.text
         for start, end in self.char_spans("tool", "code"):
-            text = text[:start] + "".join("\n" if c == "\n" else " " for c in text[start:end]) + text[end:]
-        return text
+            text = text[:start] + _blank(text[start:end]) + text[end:]
+        pre = self.prefill
+        first = next((s for s in self.segments if s.text), None)
+        if pre and first is not None and first.kind == "code":
+            from judgerl.codeblocks import fence_spans, has_open_fence
+
+            if has_open_fence(pre):
+                start = fence_spans(pre)[-1][0]
+                pre = pre[:start] + _blank(pre[start:])
+        return pre + text
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Trajectory":
@@ -222,8 +238,12 @@ class Trajectory:
                     or not isinstance(s.get("text"), str):
                 raise ValueError(f"trajectory segment {i}: needs kind in model/code/tool/forced and a text")
             segs.append(Segment(s["kind"], s["text"], int(s.get("token_start", 0)), int(s.get("token_end", 0))))
+        prefill = d.get("prefill")
+        prefill = "" if prefill is None else prefill
+        if not isinstance(prefill, str):
+            raise ValueError("trajectory prefill: needs a string")
         return cls(tuple(segs), int(d.get("tool_calls", 0)), int(d.get("tool_errors", 0)),
-                   int(d.get("prompt_tokens", 0)), d.get("finish_reason", "stop"), d.get("error"))
+                   int(d.get("prompt_tokens", 0)), d.get("finish_reason", "stop"), d.get("error"), prefill)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -233,4 +253,10 @@ class Trajectory:
             "prompt_tokens": self.prompt_tokens,
             "finish_reason": self.finish_reason,
             "error": self.error,
+            **({"prefill": self.prefill} if self.prefill else {}),
         }
+
+
+def _blank(text: str) -> str:
+    """``text`` with every character but newlines replaced by a space (same length)."""
+    return "".join("\n" if c == "\n" else " " for c in text)

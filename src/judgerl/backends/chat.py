@@ -63,5 +63,5 @@ def continue_prompt(messages: Messages, prefix: str) -> list[dict[str, str]]:
 def prefill_of(messages: Messages) -> str:
     """The content of a trailing assistant message (the prompt's prefill), else ``""``."""
     if messages and messages[-1].get("role") == "assistant":
-        return str(messages[-1].get("content", ""))
+        return str(messages[-1].get("content") or "")
     return ""

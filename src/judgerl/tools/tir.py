@@ -130,11 +130,13 @@ def build_trajectory(
     prompt_tokens: int = 0,
     finish_reason: str = "stop",
     error: str | None = None,
+    prefill: str = "",
 ) -> Trajectory:
     """Freeze ``(kind, text)`` pieces into a :class:`Trajectory` with token offsets.
 
     Segments are contiguous: ``segments[i].token_end == segments[i + 1].token_start`` and the
-    first starts at 0. See :func:`token_positions` for how tokens are counted.
+    first starts at 0. See :func:`token_positions` for how tokens are counted. ``prefill``: the
+    assistant prefill the pieces continue (:attr:`Trajectory.prefill`; not tokenized here).
     """
     text = "".join(t for _, t in pieces)
     bounds, pos = [0], 0
@@ -152,6 +154,7 @@ def build_trajectory(
         prompt_tokens=prompt_tokens,
         finish_reason=finish_reason,  # type: ignore[arg-type]
         error=error,
+        prefill=prefill,
     )
 
 
@@ -238,14 +241,16 @@ def run_tool_loop(
     rparams = _round_params(params)
     sampled = seeds is not None and params.temperature > 0
 
-    def freeze(s: _State) -> Trajectory:
+    def freeze(i: int) -> Trajectory:
+        s = states[i]
         return build_trajectory(s.pieces, tok, tool_calls=s.tool_calls, tool_errors=s.tool_errors,
-                                prompt_tokens=s.prompt_tokens, finish_reason=s.finish_reason, error=s.error)
+                                prompt_tokens=s.prompt_tokens, finish_reason=s.finish_reason, error=s.error,
+                                prefill=prefill_of(prompts[i]))
 
     def finish(i: int) -> None:
         states[i].done = True
         if on_done is not None:
-            on_done(i, freeze(states[i]))
+            on_done(i, freeze(i))
 
     for round_idx in range(max_rounds + 1):
         active = [i for i, s in enumerate(states) if not s.done]
@@ -305,4 +310,4 @@ def run_tool_loop(
         sum(s.tool_calls for s in states),
         sum(s.tool_errors for s in states),
     )
-    return [freeze(s) for s in states]
+    return [freeze(i) for i in range(len(states))]

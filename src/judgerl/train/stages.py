@@ -173,7 +173,9 @@ def train_recipe(
         sft, grpo: Which stages run.
         deadline: Unix time after which training stops at the next step (default from
             ``time_limit_min``).
-        prefill: An assistant prefill on every GRPO prompt (:func:`judgerl.train.datasets.with_prefill`).
+        prefill: An assistant prefill on every GRPO prompt (:func:`judgerl.train.datasets.with_prefill`);
+            ``task: tir`` only (its rollouts run through the Judge, which reads the prefill as part
+            of the judge's turn; the no-tool rewards parse TRL's completion alone).
 
     Resuming (``config.resume``): a GRPO checkpoint in ``output_dir`` restores the weights and
     skips the SFT stage; else a finished ``sft/`` is loaded instead of training it again.
@@ -182,12 +184,18 @@ def train_recipe(
         ``output_dir``, ``final_model`` (None without GRPO), ``sft_model`` (None without SFT),
         ``global_step``, ``stopped_early`` (a time limit ended GRPO before ``max_steps``),
         ``resumed_from``, ``n_pairs``, ``n_rows``, ``metrics``.
+
+    Raises:
+        ValueError: ``prefill`` with a task other than ``tir``.
     """
     from judgerl.train import lora
     from judgerl.train.callbacks import TimeLimit
     from judgerl.train.datasets import build_rows, with_prefill
     from judgerl.train.grpo import last_checkpoint, load_training_pairs
 
+    if prefill and config.task != "tir":
+        raise ValueError(f"a GRPO prefill needs task 'tir' (the tool-loop rollouts read it as part of the judge's turn); "
+                         f"got task {config.task!r}")
     started = time.time()
     if deadline is None and config.time_limit_min:
         deadline = started + 60 * float(config.time_limit_min)
