@@ -384,13 +384,14 @@ class Judge:
 
         idx = sorted(firsts)
         proto = self.protocol
-        # The suffix is computed on the text the parser reads (the prompt's assistant prefill + the
-        # completion, executed code and tool output blanked), so a fence inside executed code cannot
-        # make it open a code span over the forced answer, and a "<think>" or fence the prefill
-        # opened is closed before the answer tag.
+        # The suffix is computed on the text the parser reads (the trajectory's parse_text: the prompt's
+        # assistant prefill + the completion, executed code and tool output blanked), so a fence inside
+        # executed code cannot make it open a code span over the forced answer, and a "<think>" or
+        # fence the prefill opened is closed before the answer tag. (A prefilled judgment always has a
+        # trajectory: _from_completion records one.)
         prefills = {i: prefill_of(requests[i].messages) for i in idx}
         prefixes = {i: proto.force_suffix(firsts[i].trajectory.parse_text() if firsts[i].trajectory is not None
-                                          else prefills[i] + firsts[i].text) for i in idx}
+                                          else firsts[i].text) for i in idx}
         prompts = [continue_prompt(requests[i].messages, firsts[i].text + prefixes[i]) for i in idx]
         params = dataclasses.replace(self.params, max_new_tokens=FORCED_ANSWER_TOKENS, stop=proto.forced_stop)
         seeds = (None if any(requests[i].seed is None for i in idx)
