@@ -17,7 +17,8 @@ transformers = pytest.importorskip("transformers")
 from judgerl.backends import SamplingParams  # noqa: E402
 from judgerl.backends.base import derive_seed, resolve_seeds  # noqa: E402
 from judgerl.backends.chat import render_chat  # noqa: E402
-from judgerl.backends.hf import MIN_SHARED_PREFIX, HFBackend, _common_prefix_len  # noqa: E402
+from judgerl.backends.hf import MIN_SHARED_PREFIX, HFBackend  # noqa: E402
+from judgerl.backends.hf_prefix import shared_prefix_len  # noqa: E402
 from judgerl.backends.hf_batching import RowSeededSampler, plan_batches  # noqa: E402
 
 CHATML = (
@@ -126,11 +127,11 @@ def test_plan_batches_token_budget_bounds_rows_and_keeps_oversized_prompt_alone(
     assert sorted(i for b in batches for i in b) == list(range(7))
 
 
-def test_common_prefix_len() -> None:
-    assert _common_prefix_len([[1, 2, 3], [1, 2, 4], [1, 2]]) == 2
-    assert _common_prefix_len([[1, 2], [1, 2]]) == 2
-    assert _common_prefix_len([[1], [2]]) == 0
-    assert _common_prefix_len([]) == 0
+def testshared_prefix_len() -> None:
+    assert shared_prefix_len([[1, 2, 3], [1, 2, 4], [1, 2]]) == 2
+    assert shared_prefix_len([[1, 2], [1, 2]]) == 2
+    assert shared_prefix_len([[1], [2]]) == 0
+    assert shared_prefix_len([]) == 0
 
 
 def test_plan_batches_empty() -> None:
@@ -243,7 +244,7 @@ def test_shared_prefix_reuse_matches_padded_and_single(tiny_dir: Path, tiny: HFB
     prompts = [[system, *p] for p in PROMPTS]
     texts = [tiny.render(p) for p in prompts]
     ids = [tiny.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
-    assert _common_prefix_len(ids) >= MIN_SHARED_PREFIX  # the shared-prefix path really runs
+    assert shared_prefix_len(ids) >= MIN_SHARED_PREFIX  # the shared-prefix path really runs
     params = SamplingParams(max_new_tokens=8)
     expected = [c.text for c in HFBackend(str(tiny_dir), batch_size=1, device="cpu").generate(prompts, params)]
     assert [c.text for c in tiny.generate(prompts, params)] == expected

@@ -44,7 +44,7 @@ from typing import Any, Sequence
 from judgerl.backends.base import OnResult, SamplingParams, cut_at_stop, resolve_seeds, too_long_message
 from judgerl.backends.chat import render_chat
 from judgerl.backends.hf_batching import RowSeededSampler, RowWatcher, plan_batches
-from judgerl.backends.hf_prefix import DEFAULT_PREFIX_CACHE_BYTES, PrefixKVCache
+from judgerl.backends.hf_prefix import DEFAULT_PREFIX_CACHE_BYTES, PrefixKVCache, shared_prefix_len
 from judgerl.types import Completion, Messages
 
 #: Accepted ``dtype`` names and the torch dtype attribute they map to.
@@ -65,18 +65,6 @@ ENGINES = ("auto", "continuous", "static")
 #: Shortest prefix shared by all prompts of a batch that is computed once and reused.
 MIN_SHARED_PREFIX = 16
 
-
-def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
-    """Length of the longest prefix common to all ``seqs`` (0 for an empty list)."""
-    if not seqs:
-        return 0
-    n = min(len(s) for s in seqs)
-    first = seqs[0]
-    for j in range(n):
-        t = first[j]
-        if any(s[j] != t for s in seqs):
-            return j
-    return n
 
 
 def quantize_int8(model: Any) -> Any:
@@ -422,7 +410,7 @@ class HFBackend:
         if width < 2:
             return
         bodies = [r[:-1] for r in rows]
-        shared = _common_prefix_len(bodies)
+        shared = shared_prefix_len(bodies)
         prefix_kv: list[tuple[Any, Any]] = []
         if shared >= MIN_SHARED_PREFIX:
             prefix_cache = DynamicCache()

@@ -42,7 +42,9 @@ from typing import Any, Callable, Sequence
 
 from judgerl.backends.base import SamplingParams
 from judgerl.backends.hf_batching import sample_rows
-from judgerl.backends.hf_prefix import LayerKV, PrefixKVCache
+from judgerl.backends.hf_prefix import LayerKV, PrefixKVCache, shared_prefix_len
+from judgerl.backends.hf_decode import (MIN_SHARED, DecodePlan, chunked_lm_head, plan_chunks, same_prefix_kv,
+                                        slot_attention_for)
 
 
 def continuous_supported(model: Any) -> str | None:
@@ -80,9 +82,14 @@ class SlotKV:
     token's keys/values (rows, kv_heads, 1, head_dim); they are written at each row's own length
     and the filled part ``[:rows, :, :width]`` is returned for attention (columns past a row's
     length are masked by the caller).
+
+    ``shared`` > 0: every prompt of the call starts with the same ``shared`` tokens; a slot is
+    ``verified`` when its first ``shared`` columns hold the same KV as the other verified active
+    slots (checked by :meth:`put`), and a decode plan reads those columns once for all rows
+    only when every active row is verified (:mod:`judgerl.backends.hf_decode`).
     """
 
-    def __init__(self, model: Any, slots: int, capacity: int) -> None:
+    def __init__(self, model: Any, slots: int, capacity: int, shared: int = 0) -> None:
         import torch
 
         n_layers, kv_heads, head_dim = kv_geometry(model)
@@ -93,6 +100,9 @@ class SlotKV:
         self.values = [torch.zeros(shape, dtype=dtype, device=p.device) for _ in range(n_layers)]
         self.capacity = capacity
         self.lengths = [0] * slots
+        self.shared = shared
+        self.verified = [False] * slots
+        self.column_bytes = 2 * kv_heads * head_dim * self.keys[0].element_size()
         self._rows: Any = None
         self._pos: Any = None
         self._width = 0
@@ -101,12 +111,16 @@ class SlotKV:
     def dtype(self) -> Any:
         return self.keys[0].dtype
 
-    def put(self, slot: int, kv: LayerKV, length: int) -> None:
-        """Write one sequence's KV (tensors (1, kv_heads, length, head_dim)) into ``slot``."""
+    def put(self, slot: int, kv: LayerKV, length: int, active: int = 0) -> None:
+        """Write one sequence's KV (tensors (1, kv_heads, length, head_dim)) into ``slot``;
+        ``active``: slots ``[0, active)`` hold the other active rows (for the shared-prefix check)."""
         for layer, (k, v) in enumerate(kv):
             self.keys[layer][slot, :, :length] = k[0]
             self.values[layer][slot, :, :length] = v[0]
         self.lengths[slot] = length
+        if self.shared:
+            ref = next((j for j in range(active) if j != slot and self.verified[j]), None)
+            self.verified[slot] = ref is None or same_prefix_kv(self.keys, self.values, ref, slot, self.shared)
 
     def move(self, src: int, dst: int) -> None:
         """Copy row ``src`` into slot ``dst`` (the first ``lengths[src]`` columns)."""
@@ -115,6 +129,7 @@ class SlotKV:
             k[dst, :, :n] = k[src, :, :n]
             v[dst, :, :n] = v[src, :, :n]
         self.lengths[dst] = n
+        self.verified[dst] = self.verified[src]
 
     def row_kv(self, slot: int) -> LayerKV:
         """A copy of row ``slot``'s KV as (1, kv_heads, length, head_dim) tensors."""
@@ -139,6 +154,14 @@ class SlotKV:
         self._pos = pos
         mask = torch.arange(self._width, device=device)[None, :] <= pos[:, None]
         return pos[:, None], mask[:, None, None, :]
+
+    def plan(self, rows: int, mask: Any) -> DecodePlan:
+        """The split attention plan of the step :meth:`prepare` set up (``mask`` its bool mask)."""
+        import torch
+
+        shared = self.shared if all(self.verified[:rows]) else 0
+        additive = torch.zeros(mask.shape, dtype=self.dtype, device=mask.device).masked_fill(~mask, float("-inf"))
+        return DecodePlan(plan_chunks(self.lengths[:rows], shared, self.column_bytes), shared, additive)
 
     def advance(self, rows: int) -> None:
         """Every active row gained one cached position."""
@@ -165,9 +188,13 @@ class _Row:
 @dataclass
 class EngineStats:
     """Counters of one :func:`generate_continuous` call: decode steps and row-tokens, prompt
-    tokens prefilled and reused from the prefix cache, seconds spent in prefill and in decode."""
+    tokens prefilled and reused from the prefix cache, seconds spent in prefill and in decode,
+    the prompt prefix every row shares (tokens) and the decode steps whose attention read it once
+    for all rows (:mod:`judgerl.backends.hf_decode`)."""
 
     decode_steps: int = 0
+    shared_prefix: int = 0
+    shared_steps: int = 0
     decode_row_tokens: int = 0
     prefill_tokens: int = 0
     reused_tokens: int = 0
@@ -220,7 +247,9 @@ def generate_continuous(
     order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
     capacity = len(rows[order[0]]) + max_new
     slots = max(1, min(slots, len(rows)))
-    cache = SlotKV(model, slots, capacity)
+    shared = shared_prefix_len(rows)
+    cache = SlotKV(model, slots, capacity, shared=shared if shared >= MIN_SHARED else 0)
+    stats.shared_prefix = cache.shared
     active: list[_Row] = []
     queue = list(reversed(order))  # pop() gives the longest remaining
     sampled = seeds is not None and params.temperature > 0
@@ -253,7 +282,7 @@ def generate_continuous(
         if finished(r):
             report(r.index, r.gen)
             return None
-        cache.put(len(active), kv, len(r.prompt))
+        cache.put(len(active), kv, len(r.prompt), active=len(active))
         return r
 
     def fill() -> None:
@@ -263,17 +292,22 @@ def generate_continuous(
                 active.append(r)
 
     kw = _cache_kwarg(model)
-    fill()
-    with torch.inference_mode():
+    eager = getattr(model.config, "_attn_implementation", "sdpa") == "eager"
+    with torch.inference_mode(), slot_attention_for(model) as split, chunked_lm_head(model):
+        fill()
         while active:
             t0 = time.perf_counter()
             n = len(active)
             pos, mask = cache.prepare(n, device)
-            if getattr(model.config, "_attn_implementation", "sdpa") == "eager":
+            extra: dict[str, Any] = {kw: cache}
+            if split:
+                plan = extra["judgerl_plan"] = cache.plan(n, mask)
+                stats.shared_steps += plan.shared > 0
+            elif eager:
                 mask = torch.zeros(mask.shape, dtype=cache.dtype, device=device).masked_fill(~mask, torch.finfo(cache.dtype).min)
             ids = torch.tensor([[r.gen[-1]] for r in active], dtype=torch.long, device=device)
             out = model(input_ids=ids, position_ids=pos, attention_mask=mask, use_cache=True, logits_to_keep=1,
-                        **{kw: cache})
+                        **extra)
             cache.advance(n)
             stats.decode_steps += 1
             stats.decode_row_tokens += n

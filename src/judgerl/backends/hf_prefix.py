@@ -55,6 +55,19 @@ def common_prefix_len(a: Any, b: Any) -> int:
     return int(diff[0]) if len(diff) else n
 
 
+def shared_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
+    """Length of the longest prefix common to all ``seqs`` (0 for an empty list)."""
+    if not seqs:
+        return 0
+    n = min(len(s) for s in seqs)
+    first = seqs[0]
+    for j in range(n):
+        t = first[j]
+        if any(s[j] != t for s in seqs):
+            return j
+    return n
+
+
 class PrefixKVCache:
     """LRU of (token ids -> per-layer KV) with a byte budget and longest-prefix lookup.
 
