@@ -15,10 +15,12 @@ Parts (each can also run on its own):
   judgments/s, the ratio to the plain ``generate`` loop per round, output equality with it
   (every prompt it ran) and with judgerl, and how close judgerl gets to the end-to-end bound:
 
-  - prefill at the measured GEMM peak: ``2 N + 4 n_layers ctx d_attn`` FLOPs per prompt token
-    (Kaplan et al. 2020, "Scaling Laws for Neural Language Models", Sec. 2.1), counting only the
-    tokens no exact engine can skip (a token whose prefix was already prefilled by an earlier
-    prompt of the workload is free: the size of the token trie of the prompts);
+  - prefill at the measured GEMM peak: ``2 N_body + 4 n_layers ctx d_attn`` FLOPs per prompt
+    token (Kaplan et al. 2020, "Scaling Laws for Neural Language Models", Sec. 2.1; ``N_body``
+    leaves out the LM head, which an exact engine runs only on a prompt's last position: ``2
+    N_head`` once per prompt), counting only the tokens no exact engine can skip (a token whose
+    prefix was already prefilled by an earlier prompt of the workload is free: the size of the
+    token trie of the prompts);
   - decode at the roofline (Williams et al. 2009, "Roofline", CACM 52(4)): each step of B rows
     takes max(compute: B x FLOPs/token at the GEMM peak, memory: (weight bytes + B x ctx x KV
     bytes/token) / copy bandwidth);

@@ -43,10 +43,13 @@ def roofline_worker(spec: dict[str, Any]) -> dict[str, Any]:
     ids = [tok(render_chat(tok, p), add_special_tokens=False)["input_ids"] for p in prompts]
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     kv_heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+    head = cfg.vocab_size * cfg.hidden_size  # the LM head (tied or not: one vocab x hidden product)
     params = cfg.vocab_size * cfg.hidden_size * (1 if cfg.tie_word_embeddings else 2) + cfg.num_hidden_layers * (
         cfg.hidden_size * (cfg.num_attention_heads + 2 * kv_heads) * head_dim
         + cfg.num_attention_heads * head_dim * cfg.hidden_size + 3 * cfg.hidden_size * cfg.intermediate_size)
-    return {"peak_gflops": peak, "bandwidth_gbs": bw, "params": params, "weight_bytes": 4 * params,
+    embedding = 0 if cfg.tie_word_embeddings else head  # an untied input table: a lookup, not streamed
+    return {"peak_gflops": peak, "bandwidth_gbs": bw, "params": params, "weight_bytes": 4 * (params - embedding),
+            "head_params": head, "embedding_params": embedding,
             "n_layers": cfg.num_hidden_layers, "d_attn": cfg.num_attention_heads * head_dim,
             "kv_bytes_per_token": 2 * cfg.num_hidden_layers * kv_heads * head_dim * 4,
             "prompt_lengths": [len(x) for x in ids], "new_positions": trie_new_positions(ids)}
@@ -74,10 +77,14 @@ def end_to_end_bound(roof: dict[str, Any], n_prompts: int, max_new: int, batch: 
     """Seconds an ideal exact engine needs for the fixed workload (see the module docstring)."""
     peak, bw = roof["peak_gflops"] * 1e9, roof["bandwidth_gbs"] * 1e9
     two_n, attn = 2 * roof["params"], 4 * roof["n_layers"] * roof["d_attn"]
+    # untied input embeddings are a lookup, not FLOPs (tied ones are the LM head's weight)
+    two_n -= 2 * roof.get("embedding_params", 0)
+    two_head = 2 * roof.get("head_params", 0)
     prefill = 0.0
     for first, end in roof["new_positions"][:n_prompts]:
         count = end - first
-        prefill += count * two_n + attn * (first + end - 1) * count / 2  # sum of ctx over the new positions
+        # body FLOPs for every new position, the LM head only at the prompt's last one
+        prefill += count * (two_n - two_head) + two_head + attn * (first + end - 1) * count / 2
     lengths = roof["prompt_lengths"][:n_prompts]
     ctx = statistics.mean(lengths) + max_new / 2
     batch = min(batch, n_prompts)

@@ -163,7 +163,7 @@ def test_slot_cache_uses_the_shared_prefix_only_when_every_row_holds_equal_kv() 
 
 def test_split_attention_is_selected_for_the_call_and_restored(tiny_dir: Path) -> None:
     b = HFBackend(str(tiny_dir), device="cpu", batch_size=3)
-    assert b.model.config._attn_implementation == "sdpa"
+    assert b.model.config._attn_implementation == "sdpa" and "split decode attention" in b.describe()
     with slot_attention_for(b.model) as on:
         assert on and b.model.config._attn_implementation == SLOT_ATTENTION
     assert b.model.config._attn_implementation == "sdpa"
@@ -232,3 +232,61 @@ def test_blocked_lm_head_leaves_other_heads_alone() -> None:
         assert not on
     with chunked_lm_head(torch.nn.Module()) as on:  # no get_output_embeddings -> nn.Module has none
         assert not on
+
+
+def test_model_is_restored_when_a_decode_step_raises(tiny_dir: Path) -> None:
+    b = HFBackend(str(tiny_dir), device="cpu", batch_size=2)
+    inner = b.model.model.forward
+    calls = {"n": 0}
+
+    def failing(*a, **k):
+        calls["n"] += 1
+        if k.get("judgerl_plan") is not None:  # the first decode step
+            raise RuntimeError("boom")
+        return inner(*a, **k)
+
+    b.model.model.forward = failing
+    try:
+        with pytest.raises(RuntimeError, match="boom"):
+            b.generate([[SYSTEM, *user("Is 2 + 2 = 4?")]], SamplingParams(max_new_tokens=4))
+    finally:
+        del b.model.model.forward
+    assert calls["n"] >= 2  # prefill ran, then the decode step raised
+    assert b.model.config._attn_implementation == "sdpa"
+    assert "forward" not in vars(b.model.get_output_embeddings())
+    prompt = [SYSTEM, *user("Is 2 + 2 = 4?")]
+    assert b.generate([prompt], SamplingParams(max_new_tokens=4))[0].text == plain_generate(b, prompt, 4)
+
+
+def test_overlapping_calls_on_one_model_restore_only_when_the_last_leaves(tiny_dir: Path) -> None:
+    """Two backends over one model whose calls overlap out of order (thread A enters, B enters,
+    A leaves, B leaves): the model keeps the split attention and the blocked head until B leaves."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_dir))
+    head = model.get_output_embeddings()
+    a, b = slot_attention_for(model), slot_attention_for(model)
+    ha, hb = chunked_lm_head(model), chunked_lm_head(model)
+    assert a.__enter__() and ha.__enter__()
+    assert b.__enter__() and hb.__enter__()
+    a.__exit__(None, None, None)
+    ha.__exit__(None, None, None)
+    assert model.config._attn_implementation == SLOT_ATTENTION and "forward" in vars(head)
+    b.__exit__(None, None, None)
+    hb.__exit__(None, None, None)
+    assert model.config._attn_implementation == "sdpa" and "forward" not in vars(head)
+
+
+def test_half_precision_split_attention_keeps_the_dtype() -> None:
+    g = torch.Generator().manual_seed(4)
+    q = torch.randn(3, 6, 1, 8, generator=g).to(torch.bfloat16)
+    k = torch.randn(3, 2, 20, 8, generator=g).to(torch.bfloat16)
+    v = torch.randn(3, 2, 20, 8, generator=g).to(torch.bfloat16)
+    k[:, :, :4], v[:, :, :4] = k[:1, :, :4].clone(), v[:1, :, :4].clone()  # the shared columns
+    lengths = [19, 12, 15]
+    mask = (torch.arange(20)[None, :] <= torch.tensor(lengths)[:, None])[:, None, None, :]
+    additive = torch.zeros(mask.shape, dtype=torch.bfloat16).masked_fill(~mask, float("-inf"))
+    out, _ = slot_attention(_Module(), q, k, v, mask, scaling=8**-0.5,
+                            judgerl_plan=DecodePlan(plan_chunks(lengths, 4, 64), 4, additive))
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out.float(), _reference(q, k, v, mask, 8**-0.5).float(), rtol=2e-2, atol=2e-2)

@@ -236,9 +236,14 @@ class HFBackend:
             self.prefix_cache.clear()
 
     def describe(self) -> str:
-        """One line: name, dtype, device, engine, batch size, prefix cache budget (``--verbose``)."""
+        """One line: name, dtype, device, engine, batch size, prefix cache budget and whether decode
+        steps use the split attention of :mod:`~judgerl.backends.hf_decode` (``--verbose``)."""
+        from judgerl.backends.hf_decode import usable
+
         cache = f"prefix cache {self.prefix_cache.max_bytes / 2**20:.0f} MiB" if self.engine == "continuous" else \
             "no prefix cache"
+        if self.engine == "continuous":
+            cache += ", split decode attention" if usable(self.model) else ", one attention call per decode step"
         note = f" (static: {self.engine_note})" if self.engine_note else ""
         return (f"{self.name}: {self.dtype} on {self.device}, engine {self.engine}{note}, batch {self.batch_size}, "
                 f"{cache}")

@@ -39,6 +39,7 @@ for 8, 32 and 64 rows). Each block is the same dot products, so no output change
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -49,6 +50,7 @@ CHUNK_OVERHEAD_BYTES = 256 * 1024  # cost of one more attention call, in bytes o
 LM_HEAD_BLOCK = 1024  # vocabulary rows per block of the chunked LM head
 
 _registered = False
+_patch_lock = threading.Lock()  # guards the per-model use counts of the two context managers
 
 
 @dataclass
@@ -133,18 +135,31 @@ def usable(model: Any) -> bool:
 
 @contextmanager
 def slot_attention_for(model: Any) -> Iterator[bool]:
-    """Select ``"judgerl_slots"`` attention on ``model`` for the block (restored after); yields
-    whether it is in use (False: the model is not sdpa-on-CPU and is left as it is)."""
+    """Select ``"judgerl_slots"`` attention on ``model`` for the block; yields whether it is in use
+    (False: the model is not sdpa-on-CPU and is left as it is).
+
+    Reentrant and thread-safe per model (backends sharing one model, e.g. ``from_loaded``, may
+    nest or overlap calls): the first entrant switches, the last one to leave restores what was
+    there; in between, a call without a plan still gets exactly sdpa.
+    """
     if not usable(model):
         yield False
         return
     register()
-    before = model.config._attn_implementation
-    model.set_attn_implementation(SLOT_ATTENTION)
+    with _patch_lock:
+        users = getattr(model, "_judgerl_slot_users", 0)
+        if users == 0:
+            model._judgerl_slot_before = model.config._attn_implementation
+            if model._judgerl_slot_before != SLOT_ATTENTION:
+                model.set_attn_implementation(SLOT_ATTENTION)
+        model._judgerl_slot_users = users + 1
     try:
         yield True
     finally:
-        model.set_attn_implementation(before)
+        with _patch_lock:
+            model._judgerl_slot_users -= 1
+            if model._judgerl_slot_users == 0 and model.config._attn_implementation != model._judgerl_slot_before:
+                model.set_attn_implementation(model._judgerl_slot_before)
 
 
 def slot_attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, dropout: float = 0.0,
@@ -187,7 +202,7 @@ def slot_attention(module: Any, query: Any, key: Any, value: Any, attention_mask
         lse1 = lse1.reshape(kv_heads, rows, groups).permute(1, 0, 2)
         m = torch.maximum(lse1, lse2)
         w1, w2 = torch.exp(lse1 - m)[..., None], torch.exp(lse2 - m)[..., None]
-        out = (w1 * o1 + w2 * out) / (w1 + w2)
+        out = ((w1 * o1 + w2 * out) / (w1 + w2)).to(query.dtype)  # the log-sum-exps are fp32
     return out.reshape(rows, 1, heads, dim), None
 
 
@@ -218,7 +233,11 @@ class _BlockedLinear:
 @contextmanager
 def chunked_lm_head(model: Any) -> Iterator[bool]:
     """Run ``model``'s LM head in vocabulary blocks for the block (restored after); yields whether
-    it did (only a plain float ``nn.Linear`` head on CPU: int8 or adapter-wrapped heads are left)."""
+    it does (only a plain float ``nn.Linear`` head on CPU with no instance ``forward`` of someone
+    else's, e.g. an accelerate hook: int8, adapter-wrapped or hooked heads are left as they are).
+
+    Reentrant and thread-safe per head, like :func:`slot_attention_for`.
+    """
     import torch
 
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
@@ -226,9 +245,22 @@ def chunked_lm_head(model: Any) -> Iterator[bool]:
             or head.weight.device.type != "cpu"):
         yield False
         return
-    blocked = _BlockedLinear(head)
-    head.forward = blocked  # instance attribute: nn.Module.__call__ finds it; the class is untouched
+    with _patch_lock:
+        users = getattr(head, "_judgerl_block_users", 0)
+        if users == 0 and "forward" in vars(head):  # a forward someone else installed: keep it
+            mine = False
+        else:
+            mine = True
+            if users == 0:
+                head.forward = _BlockedLinear(head)  # instance attribute: nn.Module.__call__ finds it
+            head._judgerl_block_users = users + 1
+    if not mine:
+        yield False
+        return
     try:
         yield True
     finally:
-        del head.forward
+        with _patch_lock:
+            head._judgerl_block_users -= 1
+            if head._judgerl_block_users == 0:
+                del head.forward
