@@ -19,7 +19,8 @@ What :func:`slot_attention` computes for one layer (the same attention, split ex
   its columns ``[P, w)``, ``w`` = its longest row + 1, with an additive mask (0 / -inf) hiding
   columns past each row's length;
 * the two softmax parts are merged with their log-sum-exps (the standard split-softmax identity,
-  as in FlashAttention's block merge: Dao et al. 2022, "FlashAttention", Algorithm 1, lines 10-12;
+  as in FlashAttention's block merge: Dao et al. 2022, "FlashAttention", Algorithm 1, the update of the
+  running max and normaliser;
   cascade inference: Ye et al. 2024, "Cascade Inference"):
   ``out = (e^{l1 - m} o1 + e^{l2 - m} o2) / (e^{l1 - m} + e^{l2 - m})``, ``m = max(l1, l2)``.
 
