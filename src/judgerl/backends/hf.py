@@ -66,7 +66,6 @@ ENGINES = ("auto", "continuous", "static")
 MIN_SHARED_PREFIX = 16
 
 
-
 def quantize_int8(model: Any) -> Any:
     """``model`` with every ``nn.Linear`` replaced by an int8 dynamically quantised linear layer.
 

@@ -42,9 +42,9 @@ from typing import Any, Callable, Sequence
 
 from judgerl.backends.base import SamplingParams
 from judgerl.backends.hf_batching import sample_rows
-from judgerl.backends.hf_prefix import LayerKV, PrefixKVCache, shared_prefix_len
 from judgerl.backends.hf_decode import (MIN_SHARED, DecodePlan, chunked_lm_head, plan_chunks, same_prefix_kv,
                                         slot_attention_for)
+from judgerl.backends.hf_prefix import LayerKV, PrefixKVCache, shared_prefix_len
 
 
 def continuous_supported(model: Any) -> str | None:
