@@ -168,7 +168,7 @@ def judge_worker(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as out:
         t = time.perf_counter()
         summary = run_eval(judge, pairs, out, progress=False, batch_size=spec["eval_chunk"] or 2 * len(pairs),
-                           n_bootstrap=10, write_report=False)
+                           write_report=False)
         secs = time.perf_counter() - t
         recs = [json.loads(x) for x in (Path(out) / "judgments.jsonl").read_text().splitlines()]
     recs.sort(key=lambda r: (r["pair_id"], r.get("order", "")))

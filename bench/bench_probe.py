@@ -11,7 +11,7 @@ data), x the master keys (``--all-keys``: all of judgerl's list and the empty re
 representative subset of 8, to keep the run short) x the six hacking templates; pointwise runs also
 score the real reference answers (the control: a useful judge passes those).
 
-Printed per run: the false-positive rate (master keys and hacks that pass) with its 95% bootstrap CI
+Printed per run: the false-positive rate (master keys and hacks that pass) with its 95% Wilson CI
 over prompts, pass rates of master keys, hacks and references, the invalid rate, and the wall time.
 ``--markdown`` prints the docs/results.md table.
 
@@ -59,7 +59,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-new-tokens", type=int, default=96)
     ap.add_argument("--no-force-answer", action="store_true")
     ap.add_argument("--ensemble", action="store_true", help="also a min-ensemble of all models")
-    ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-dir", default=str(DATA))
@@ -97,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for label, folder, j in runs:
         t0 = time.perf_counter()
-        s = run_probe(j, prompts, out / folder, probes=probes, batch_size=args.batch_size, n_bootstrap=args.bootstrap,
+        s = run_probe(j, prompts, out / folder, probes=probes, batch_size=args.batch_size,
                       info={"bench": "bench_probe", "label": label})
         fam = s["families"]
         results.append({

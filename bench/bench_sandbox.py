@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     kinds = (["bwrap"] if bwrap_available() else []) + ["fallback"]
     for kind in kinds:
         with get_sandbox(kind, pool_size=args.concurrency) as sb:
-            rows[f"sandbox {kind} (warm pool={args.concurrency})"] = measure(
+            rows[f"sandbox {kind} (pool={args.concurrency}, {sb.budget})"] = measure(
                 lambda sb=sb: sb.run(SNIPPET).stdout, args.calls, args.concurrency)
     rows["plain `python -I -S -c` subprocess"] = measure(plain_python, args.calls, args.concurrency)
     if bwrap_available():

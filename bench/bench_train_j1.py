@@ -60,7 +60,7 @@ def evaluate(model_dir: str, pairs, out_dir: Path, max_new_tokens: int) -> dict:
 
     judge = Judge(get_protocol("pav"), HFBackend(model_dir, batch_size=16),
                   SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0), seed=0)
-    summary = run_eval(judge, pairs, out_dir, samples=1, resume=False, progress=False, n_bootstrap=200)
+    summary = run_eval(judge, pairs, out_dir, samples=1, resume=False, progress=False)
     return summary
 
 

@@ -217,7 +217,7 @@ def evaluate(judge_name: str, set_name: str, args: argparse.Namespace, out: Path
                       SamplingParams(max_new_tokens=tokens, temperature=temperature), sandbox=sandbox,
                       force_answer=force, seed=args.seed)
         summary = run_eval(judge, load_set(out, set_name)[:limit], out / "eval" / f"{judge_name}{tag}" / set_name,
-                           samples=samples, resume=True, progress=False, n_bootstrap=200)
+                           samples=samples, resume=True, progress=False)
     finally:
         if sandbox is not None:
             sandbox.close()
@@ -248,7 +248,7 @@ def scaling(judge_name: str, args: argparse.Namespace, out: Path, stages: Stages
 
     evaluate(judge_name, "arith-tts", args, out, stages, samples=8, temperature=0.7, tag="-tts", limit=args.n_tts)
     recs = read_judgments(out / "eval" / f"{judge_name}-tts" / "arith-tts" / "judgments.jsonl")
-    return {str(n): figures(compute_metrics([r for r in recs if r["sample"] < n], n_bootstrap=1))
+    return {str(n): figures(compute_metrics([r for r in recs if r["sample"] < n]))
             for n in (1, 2, 4, 8)}
 
 

@@ -62,7 +62,7 @@ def reparse(run_dir: Path, data: Path) -> tuple[dict[str, Any], dict[str, Any], 
         new["correct"] = None if (pair.tie or new["choice"] is None) else new["choice"] == "chosen"
         changed += new["choice"] != rec.get("choice")
         new_records.append(new)
-    return compute_metrics(records, n_bootstrap=200), compute_metrics(new_records, n_bootstrap=200), changed
+    return compute_metrics(records), compute_metrics(new_records), changed
 
 
 def _fmt(m: Mapping[str, Any], key: str) -> str:

@@ -16,13 +16,12 @@ judgerl eval --model smollm2-135m --data "$OUT/humaneval_pairs.jsonl" --protocol
 echo
 echo "Judgments: $OUT/eval/judgments.jsonl   Summary: $OUT/eval/summary.json   Report: $OUT/eval/report.md"
 
-# Base vs trained, side by side, on held-out arithmetic-verification pairs (expressions never seen in
-# training): the base model with forced answers vs the shipped TIR judge `smollm2-135m-judge` (LoRA adapter
-# in the package, merged on first use) running its own code in the sandbox.
-DATA=${JUDGERL_SHARED_DATA:-../shared/data}
+# Base vs trained, side by side, on arithmetic-verification pairs generated here (random expressions,
+# seeded; no data folder needed): the base model with forced answers vs the shipped TIR judge
+# `smollm2-135m-judge` (LoRA adapter in the package, merged on first use) running its own code in the
+# sandbox. With GSM8K at hand, `--held-out-from gsm8k/train.jsonl` also drops any training expression.
 N=${DEMO_ARITH_PAIRS:-16}
-judgerl data build arithmetic --input "$DATA/gsm8k/test.jsonl" --held-out-from "$DATA/gsm8k/train.jsonl" \
-  --limit "$N" --out "$OUT/arith_pairs.jsonl"
+judgerl data build arithmetic --seed 1 --limit "$N" --out "$OUT/arith_pairs.jsonl"
 judgerl eval --model smollm2-135m --data "$OUT/arith_pairs.jsonl" --protocol pav --max-new-tokens 96 \
   --force-answer --out "$OUT/eval-arith-base"
 judgerl eval --model smollm2-135m-judge --data "$OUT/arith_pairs.jsonl" --protocol pav --tools python \
@@ -33,7 +32,7 @@ from pathlib import Path
 out = Path(sys.argv[1])
 cols = {"invalid_rate": "invalid", "accuracy": "accuracy", "accuracy_valid_only": "acc(valid)",
         "position_consistent_accuracy": "PCA", "flip_rate": "flip", "tool_use_rate": "tool use"}
-print(f"{'held-out arithmetic':<38}" + "".join(f"{h:>11}" for h in cols.values()))
+print(f"{'generated arithmetic':<38}" + "".join(f"{h:>11}" for h in cols.values()))
 for name, d in (("smollm2-135m + forced answer", "eval-arith-base"), ("smollm2-135m-judge (TIR, tools)", "eval-arith-trained")):
     s = json.loads((out / d / "summary.json").read_text())
     print(f"{name:<38}" + "".join(f"{'-' if s.get(c) is None else format(s[c], '.3f'):>11}" for c in cols))

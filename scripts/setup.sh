@@ -24,5 +24,12 @@ if { ! command -v bwrap >/dev/null 2>&1 || ! ldconfig -p 2>/dev/null | grep libs
   (apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2 >/dev/null) \
     || echo "warning: could not install bubblewrap/libseccomp2; judging with tools will need --unsafe-sandbox" >&2
 fi
+# Headless Chromium + chromedriver for the viewer's browser test (tests/test_view_browser.py; `judgerl view`
+# itself needs no browser on the machine that writes the page).
+if { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; } \
+    && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null) \
+    || echo "warning: could not install chromium/chromium-driver; the viewer's browser test will be skipped" >&2
+fi
 # Convert the embedded GGUF model to safetensors once (cached in ${JUDGERL_CACHE:-~/.cache/judgerl}).
 python -c "from judgerl.backends.embedded import embedded_model_path as p; print('embedded model:', p())"

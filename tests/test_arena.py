@@ -23,6 +23,7 @@ from judgerl.arena.scores import elo, valid_games
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.cli.main import main
 from judgerl.data.errors import DataFormatError
+from judgerl.eval.intervals import proportion_ci
 from judgerl.judge import Judge
 from judgerl.protocols import get_protocol
 from judgerl.untrusted import restore_tags
@@ -137,6 +138,31 @@ def test_bootstrap_is_seeded_and_brackets_the_point_estimate() -> None:
         score_arena(games, "b", ["s"], n_bootstrap=0)
     with pytest.raises(ValueError):
         score_arena([Game("q", "s", "b", "draw")], "b", ["s"])
+
+
+@pytest.mark.parametrize(
+    ("n_prompts", "outcome"),
+    [(1, "win"), (10, "win"), (10, "loss")],  # issue 22: the bootstrap gave [1.0, 1.0] / [0.0, 0.0]
+)
+def test_small_or_constant_arena_samples_never_get_zero_width_cis(n_prompts, outcome) -> None:
+    games = [Game(f"q{i}", "s", "b", outcome) for i in range(n_prompts) for _ in ("AB", "BA")]
+    s = score_arena(games, "b", ["s"], n_bootstrap=50)["systems"]["s"]
+    lo, hi = s["win_rate_ci"]
+    assert lo <= s["win_rate"] <= hi and hi - lo > 0.1
+    assert (lo, hi) == pytest.approx(proportion_ci(n_prompts * (outcome == "win"), n_prompts))
+    # every resample is the same record: no BT interval, and a warning naming n
+    assert s["bt_elo_ci"] is None and f"n={n_prompts}" in s["bt_elo_ci_warning"]
+
+
+def test_arena_win_rate_ci_weights_strong_games_by_kish_n() -> None:
+    # q0: one strong win (weight 3) per order; q1, q2: a loss per order (weight 1): n_eff = 64/22 -> 2
+    games = [Game(q, "s", "b", o) for q, o in (("q0", "strong_win"), ("q1", "loss"), ("q2", "loss")) for _ in "AB"]
+    s = score_arena(games, "b", ["s"], n_bootstrap=20)["systems"]["s"]
+    assert s["win_rate"] == pytest.approx(0.6)  # 6 / 10
+    assert s["win_rate_ci"] == pytest.approx(list(proportion_ci(1, 2)[:1]) + [proportion_ci(2, 2)[1]])
+    few = score_arena([Game(f"q{i}", "s", "b", o) for i, o in enumerate(["win", "loss"] * 3)], "b", ["s"],
+                      n_bootstrap=50)["systems"]["s"]
+    assert few["bt_elo_ci"] is not None and "n=6" in few["bt_elo_ci_warning"]
 
 
 # -- inputs --------------------------------------------------------------------------------------------

@@ -116,6 +116,25 @@ MASTER_KEY_ROWS = [
 ]
 
 
+#: Issue 22: master keys the guards let through while the audit flagged them (two definitions).
+ISSUE_22_MASTER_KEYS = ["Let\u2019s solve this problem step by step.", "Let's solve this problem step-by-step.",
+                        "**Thought process** :", "Let us think step by step."]
+
+
+@pytest.mark.parametrize(("prompt", "response"), [(p, r) for p, r, _ in MASTER_KEY_ROWS]
+                         + [("What is 2+2?", r) for r in ISSUE_22_MASTER_KEYS]
+                         + [("What is 2+2?", r) for r in ("?", ":)", "Answer: 4", "`:`", "\u2026", "Let us begin.")])
+def test_guards_and_audit_share_one_master_key_definition(prompt, response):
+    from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason, master_key_rule
+
+    flagged = "master_key" in audit_response(response, prompt).flags
+    rule = master_key_rule(response, DEFAULT_MASTER_KEYS, prompt)
+    assert flagged is (rule is not None)
+    assert (guard_reason(response, True, DEFAULT_MASTER_KEYS, prompt) is not None) is flagged
+    if response in ISSUE_22_MASTER_KEYS:
+        assert flagged and guard_reason(response, True, DEFAULT_MASTER_KEYS) == "guard:master_key"
+
+
 def _rows(table, kind):
     return [pytest.param(p, r, kind, exp, id=f"{kind}-{i}-{'pos' if exp else 'neg'}") for i, (p, r, exp) in
             enumerate(table)]

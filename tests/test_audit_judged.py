@@ -33,12 +33,12 @@ def test_audit_pairs_counts_per_kind_and_role() -> None:
 def test_eval_summary_and_report_show_flagged_responses(tmp_path: Path) -> None:
     judge = Judge(get_protocol("pav"), ScriptedBackend(lambda m, p: "<think>t</think><verdict>A</verdict>"),
                   SamplingParams(max_new_tokens=16))
-    summary = run_eval(judge, PAIRS, tmp_path / "run", progress=False, n_bootstrap=10)
+    summary = run_eval(judge, PAIRS, tmp_path / "run", progress=False)
     assert summary["audit"]["n_flagged"] == 2 and summary["audit"]["by_role"]["rejected"]["master_key"] == 1
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## Reward-hacking flags in the judged responses" in report
     assert "| p2 | rejected | master_key |" in report
-    clean = run_eval(judge, PAIRS[2:], tmp_path / "clean", progress=False, n_bootstrap=10)
+    clean = run_eval(judge, PAIRS[2:], tmp_path / "clean", progress=False)
     assert clean["audit"]["n_flagged"] == 0
     assert "flags none of the 2 judged responses" in (tmp_path / "clean" / "report.md").read_text()
 

@@ -16,7 +16,7 @@ transformers = pytest.importorskip("transformers")
 
 from judgerl.backends import SamplingParams  # noqa: E402
 from judgerl.backends.base import derive_seed, resolve_seeds  # noqa: E402
-from judgerl.backends.chat import render_chat  # noqa: E402
+from judgerl.backends.chat import apply_template, fold_system_prompt, render_chat  # noqa: E402
 from judgerl.backends.hf import MIN_SHARED_PREFIX, HFBackend  # noqa: E402
 from judgerl.backends.hf_prefix import shared_prefix_len  # noqa: E402
 from judgerl.backends.hf_batching import RowSeededSampler, plan_batches  # noqa: E402
@@ -24,6 +24,13 @@ from judgerl.backends.hf_batching import RowSeededSampler, plan_batches  # noqa:
 CHATML = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content']"
     " + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+#: Gemma's template in miniature: no system role, it raises like Gemma's own template does.
+NO_SYSTEM = (
+    "{% for message in messages %}{% if message['role'] == 'system' %}"
+    "{{ raise_exception('System role not supported') }}{% endif %}"
+    "{{'<start_of_turn>' + message['role'] + '\n' + message['content'] + '<end_of_turn>\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
 )
 CORPUS = [
     "Which response is better? Response A answers the question; response B does not.",
@@ -200,6 +207,60 @@ def test_render_chat_without_template_and_bad_message() -> None:
     assert text == "user: x\n\nassistant: y"
     with pytest.raises(ValueError, match="message 1 needs 'role' and 'content'"):
         render_chat(NoTemplate(), [{"role": "user", "content": "x"}, {"text": "y"}])
+
+
+def _no_system_tokenizer():
+    """A local tokenizer (no hub) whose chat template raises on a system message."""
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+
+    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"<unk>": 0}, unk_token="<unk>")),
+                                  unk_token="<unk>")
+    tok.chat_template = NO_SYSTEM
+    return tok
+
+
+def test_template_without_system_role_gets_the_system_prompt_in_the_first_user_turn() -> None:
+    """Issue 22: a Gemma-style template raised TemplateError and `judgerl eval` exited 1."""
+    from jinja2 import TemplateError
+
+    tok = _no_system_tokenizer()
+    msgs = [{"role": "system", "content": "You are a judge."}, {"role": "user", "content": "Which is better?"}]
+    with pytest.raises(TemplateError, match="System role not supported"):
+        tok.apply_chat_template(msgs, tokenize=False)
+    text = render_chat(tok, msgs + [{"role": "assistant", "content": "<think>"}])
+    assert text == "<start_of_turn>user\nYou are a judge.\n\nWhich is better?<end_of_turn>\n<start_of_turn>model\n<think>"
+    assert render_chat(tok, msgs[1:]) == "<start_of_turn>user\nWhich is better?<end_of_turn>\n<start_of_turn>model\n"
+    # A template error with no system message to fold is the template's own: it propagates.
+    tok.chat_template = "{{ raise_exception('broken template') }}"
+    with pytest.raises(TemplateError, match="broken template"):
+        apply_template(tok, msgs[1:], tokenize=False)
+
+
+def test_fold_system_prompt_rows() -> None:
+    sys_ = {"role": "system", "content": "S"}
+    assert fold_system_prompt([sys_, {"role": "user", "content": "u"}]) == [{"role": "user", "content": "S\n\nu"}]
+    assert fold_system_prompt([sys_, sys_, {"role": "user", "content": "u"}, {"role": "user", "content": "v"}]) == [
+        {"role": "user", "content": "S\n\nS\n\nu"}, {"role": "user", "content": "v"}]
+    assert fold_system_prompt([sys_, {"role": "assistant", "content": "a"}]) == [
+        {"role": "user", "content": "S"}, {"role": "assistant", "content": "a"}]
+    assert fold_system_prompt([{"role": "user", "content": "u"}]) == [{"role": "user", "content": "u"}]
+
+
+def test_hf_backend_generates_with_a_template_without_system_role(tiny_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    gemma_like = tmp_path / "no-system"
+    shutil.copytree(tiny_dir, gemma_like)
+    tok = AutoTokenizer.from_pretrained(gemma_like)
+    tok.chat_template = NO_SYSTEM
+    tok.save_pretrained(gemma_like)
+    backend = HFBackend(str(gemma_like), batch_size=2, device="cpu")
+    prompt = [{"role": "system", "content": "Judge."}, {"role": "user", "content": "Which response is better?"}]
+    [out] = backend.generate([prompt], SamplingParams(max_new_tokens=3, temperature=0.0))
+    assert out.finish_reason in ("stop", "length") and out.prompt_tokens > 0
 
 
 # ---------------------------------------------------------------- generation on the tiny model

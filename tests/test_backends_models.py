@@ -268,3 +268,88 @@ def test_vllm_refuses_prompts_that_do_not_fit_the_context(fake_vllm: types.Modul
     assert out[0].finish_reason == "prompt_too_long" and "60 tokens + max_new_tokens 8 = 68 > context 64" in out[0].error
     assert out[1].text == "re:short"
     assert [m[-1]["content"] for m in FakeLLM.instances[0].chat_calls[0]["messages"]] == ["short"]
+
+
+# ---------------------------------------------------------------- vLLM and templates without a system role
+
+def _template_tokenizer(family: str | None, template: str | None = None) -> Any:
+    """A word-level tokenizer carrying a real model family's chat template (tests/fixtures/chat_templates)."""
+    import json
+
+    pytest.importorskip("transformers")
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from transformers import PreTrainedTokenizerFast
+
+    spec = json.loads((Path(__file__).parent / "fixtures" / "chat_templates" / "templates.json")
+                      .read_text("utf-8"))[family or "chatml"]
+    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(WordLevel({"[UNK]": 0}, unk_token="[UNK]")),
+                                  bos_token=spec["bos_token"], eos_token=spec["eos_token"], unk_token="[UNK]")
+    tok.chat_template = template or spec["chat_template"]
+    return tok
+
+
+SYS = {"role": "system", "content": "You are a judge."}
+USER = {"role": "user", "content": "Which is better?"}
+FOLDED = {"role": "user", "content": "You are a judge.\n\nWhich is better?"}
+
+
+@pytest.mark.parametrize("family, prompt, expected", [
+    ("gemma", [SYS, USER], [FOLDED]),
+    ("gemma", [SYS, USER, {"role": "assistant", "content": "<think>"}], [FOLDED, {"role": "assistant", "content": "<think>"}]),
+    ("gemma", [USER], [USER]),
+    ("chatml", [SYS, USER], [SYS, USER]),  # a template with a system role keeps it
+    ("llama-3", [SYS, USER], [SYS, USER]),
+])
+def test_vllm_conversations_fold_the_system_prompt_only_where_the_template_refuses_it(family, prompt, expected) -> None:
+    """Issue 22: vLLM applies the template itself, so Gemma's raised TemplateError there."""
+    from judgerl.backends.vllm import chat_conversations
+
+    tok = _template_tokenizer(family)
+    assert chat_conversations(tok, [prompt]) == [expected]
+    cont = expected[-1]["role"] == "assistant"  # what vLLM renders next works
+    tok.apply_chat_template(expected, tokenize=False, add_generation_prompt=not cont, continue_final_message=cont)
+    assert chat_conversations(object(), [prompt]) == [prompt]  # no chat_template: nothing to check
+
+
+def test_vllm_conversations_keep_other_template_errors_and_bad_messages() -> None:
+    from jinja2 import TemplateError
+
+    from judgerl.backends.vllm import chat_conversations
+
+    broken = _template_tokenizer(None, "{{ raise_exception('broken template') }}")
+    with pytest.raises(TemplateError, match="broken template"):
+        chat_conversations(broken, [[SYS, USER]])
+    with pytest.raises(ValueError, match="prompt 1, message 0"):
+        chat_conversations(_template_tokenizer("gemma"), [[USER], [{"content": "no role"}]])
+
+
+def test_vllm_backend_generates_with_a_template_without_system_role(fake_vllm: types.ModuleType,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend hands LLM.chat the folded conversation; the fake renders it as vLLM does (and so
+    raises on a system message), and the context check counts its tokens."""
+    from judgerl.backends.vllm import VLLMBackend
+
+    tok = _template_tokenizer("gemma")
+    rendered: list[str] = []
+    real_chat = FakeLLM.chat
+
+    def chat(self, messages, sampling_params=None, **kwargs):
+        cont = kwargs["continue_final_message"]
+        rendered.extend(tok.apply_chat_template(c, tokenize=False, add_generation_prompt=not cont,
+                                                continue_final_message=cont) for c in messages)
+        if not isinstance(sampling_params, list):  # top_logprobs: one SamplingParams, no logprobs here
+            return [types.SimpleNamespace(outputs=[]) for _ in messages]
+        return real_chat(self, messages, sampling_params, **kwargs)
+
+    monkeypatch.setattr(FakeLLM, "get_tokenizer", lambda self: tok)
+    monkeypatch.setattr(FakeLLM, "chat", chat)
+    b = VLLMBackend("google/gemma-like")
+    out = b.generate([[SYS, USER], [SYS, USER, {"role": "assistant", "content": "<think>"}]], SamplingParams(max_new_tokens=4))
+    assert [c.text for c in out] == ["re:" + FOLDED["content"], "re:<think>"]
+    assert [call["messages"][0][0] for call in FakeLLM.instances[0].chat_calls] == [FOLDED, FOLDED]
+    assert rendered[0].endswith("<start_of_turn>user\nYou are a judge.\n\nWhich is better?<end_of_turn>\n"
+                                "<start_of_turn>model\n")
+    assert rendered[1].endswith("<start_of_turn>model\n<think>")
+    assert b.top_logprobs([[SYS, USER]], k=2) == ["vLLM returned no logprobs"]  # the logprob path folds too
+    assert rendered[2] == rendered[0]

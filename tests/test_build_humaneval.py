@@ -104,6 +104,47 @@ def test_run_tests_pass_and_fail(subprocess_executor):
     assert not outcome.passed and outcome.error == "AssertionError"
 
 
+_TEST = "def check(candidate):\n    assert candidate([1, 2], 3)\n    assert not candidate([1, 5], 3)\n"
+_WRONG = SOLUTION.replace(">= t", "> t + 10")
+
+
+@pytest.mark.parametrize(
+    ("escape", "correct_passes"),
+    [
+        ("import sys\nsys.exit(0)\n", False),  # at import: the tests never run
+        ("raise SystemExit(0)\n", False),
+        ("import os\nos._exit(0)\n", False),
+        ("import atexit, os\natexit.register(lambda: os._exit(0))\n", True),  # runs after the asserts
+        ("import atexit, sys\natexit.register(sys.exit, 0)\n", True),
+        ("import sys\nsys.excepthook = lambda *a: None\n", True),  # a silent traceback
+        ("print('PASSED')\nimport sys\nsys.stdout.flush()\nsys.exit(0)\n", False),  # forged success text
+    ],
+    ids=["sys.exit", "SystemExit", "os._exit", "atexit-os._exit", "atexit-sys.exit", "excepthook", "print-pass"],
+)
+def test_run_tests_wrong_solution_that_exits_early_fails(subprocess_executor, escape, correct_passes):
+    """Issue 22: a wrong solution that ended the process with status 0 passed every test."""
+    assert not run_tests(humaneval_program(escape + _WRONG, _TEST, "below_threshold"), subprocess_executor).passed
+    # The same lines in a correct solution: a pass exactly when the tests still ran to their end.
+    outcome = run_tests(humaneval_program(escape + SOLUTION, _TEST, "below_threshold"), subprocess_executor)
+    assert outcome.passed is correct_passes
+
+
+def test_run_tests_exit_inside_a_test_call_fails(subprocess_executor):
+    exiting = SOLUTION.replace("    if not l:", "    import sys\n    sys.exit(0)\n    if not l:")
+    outcome = run_tests(humaneval_program(exiting, _TEST, "below_threshold"), subprocess_executor)
+    assert not outcome.passed and outcome.error.startswith("exited before the tests finished")
+
+
+def test_run_tests_passes_on_the_harness_token_not_the_exit_status(subprocess_executor):
+    # A correct solution that prints a lot (past the executor's output cap) and exits non-zero
+    # after the tests finished still passed them.
+    chatty = "print('x' * 200_000)\nimport atexit, os\natexit.register(os._exit, 3)\n" + SOLUTION
+    assert run_tests(humaneval_program(chatty, _TEST, "below_threshold"), SubprocessExecutor(output_bytes=1024)).passed
+    slow = "import time\ntime.sleep(30)\n" + SOLUTION
+    outcome = run_tests(humaneval_program(slow, _TEST, "below_threshold"), SubprocessExecutor(timeout_s=0.5))
+    assert not outcome.passed and outcome.timed_out
+
+
 # --------------------------------------------------------------------------- builder
 def test_load_problems_from_package():
     problems = load_humaneval_problems()

@@ -253,9 +253,9 @@ def test_argument_errors(tmp_path: Path) -> None:
         load_pairs(
             path, format="llmbar", field_map={"prompt": "prompt", "chosen": "chosen", "rejected": "rejected"}
         )
-    with pytest.raises(ValueError, match=r"unknown field\(s\) \['label'\]"):
+    with pytest.raises(ValueError, match=r"unknown field\(s\) \['verdict'\]"):
         load_pairs(
-            path, field_map={"prompt": "prompt", "chosen": "chosen", "rejected": "rejected", "label": "x"}
+            path, field_map={"prompt": "prompt", "chosen": "chosen", "rejected": "rejected", "verdict": "x"}
         )
     with pytest.raises(ValueError, match=r"required field\(s\) \['rejected'\] not mapped"):
         load_pairs(path, field_map={"prompt": "prompt", "chosen": "chosen"})

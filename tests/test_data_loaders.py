@@ -140,6 +140,7 @@ def test_judgebench_fixture() -> None:
     )
     assert b_wins.chosen.endswith("**no**") and b_wins.meta["chosen_position"] == 2
     assert code.meta == {
+        "benchmark": "judgebench",
         "chosen_position": 1,
         "original_id": "livecodebench-abc301_a",
         "response_model": "gpt-4o-2024-05-13",
@@ -199,7 +200,7 @@ def test_rmbench_keeps_the_files_own_subset_apart_from_difficulty(tmp_path: Path
     first = next(p for p in result.pairs if p.id == "1-c0r1")
     assert first.meta == {
         "difficulty": "hard", "chosen_style": 0, "rejected_style": 1, "record_id": "1",
-        "domain": "safety-refuse", "subset": "refusal",
+        "domain": "safety-refuse", "subset": "refusal", "benchmark": "rmbench",
     }
 
 
@@ -256,7 +257,8 @@ def test_rewardbench_fixture() -> None:
     result = load_pairs(FIXTURES / "rewardbench.jsonl")
     assert [p.id for p in result.pairs] == ["30", "2471", "4012"]
     assert [p.source for p in result.pairs] == ["alpacaeval-easy", "refusals-dangerous", "hep-python"]
-    assert result.pairs[1].meta == {"chosen_model": "GPT4-Turbo", "rejected_model": "dolphin-2.0-mistral-7b"}
+    assert result.pairs[1].meta == {"chosen_model": "GPT4-Turbo", "rejected_model": "dolphin-2.0-mistral-7b",
+                                    "benchmark": "rewardbench"}
     assert result.pairs[0].chosen.startswith("Boil water")
 
 

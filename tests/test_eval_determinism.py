@@ -49,7 +49,7 @@ def content_backend(name: str = "scripted/content") -> ScriptedBackend:
 
 def run(backend, out: Path, batch_size: int, data, **kw) -> dict:
     judge = Judge(get_protocol("pav"), backend, SAMPLED, seed=11)
-    return run_eval(judge, data, out, samples=3, batch_size=batch_size, progress=False, n_bootstrap=20, **kw)
+    return run_eval(judge, data, out, samples=3, batch_size=batch_size, progress=False, **kw)
 
 
 def lines(path: Path) -> list[str]:
@@ -82,7 +82,7 @@ def test_different_seeds_give_different_samples(tmp_path: Path) -> None:
     data = pairs(4)
     run(content_backend(), tmp_path / "a", 4, data)
     judge = Judge(get_protocol("pav"), content_backend(), SAMPLED, seed=12)
-    run_eval(judge, data, tmp_path / "b", samples=3, progress=False, n_bootstrap=20)
+    run_eval(judge, data, tmp_path / "b", samples=3, progress=False)
     a = [json.loads(x)["raw_output"] for x in lines(tmp_path / "a" / "judgments.jsonl")]
     b = [json.loads(x)["raw_output"] for x in lines(tmp_path / "b" / "judgments.jsonl")]
     assert a != b

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from judgerl.eval.metrics import RecordError, bootstrap_ci, compute_metrics, majority_vote, sample_choice
+from judgerl.eval.intervals import bootstrap_ci
+from judgerl.eval.metrics import RecordError, compute_metrics, majority_vote, sample_choice
 
 CHOSEN_INDEX = {"AB": 0, "BA": 1}
 
@@ -81,7 +82,23 @@ def test_perfect_judge():
     assert m["n_pairs"] == 3 and m["n_judgments"] == 6 and m["n_samples"] == 6
     assert m["accuracy"] == 1.0 and m["position_consistent_accuracy"] == 1.0
     assert m["flip_rate"] == 0.0 and m["tie_rate"] == 0.0 and m["invalid_rate"] == 0.0
-    assert m["accuracy_ci"] == [1.0, 1.0]
+    # issue 22: the bootstrap claimed [1.0, 1.0]; Wilson over 3 pairs, 3 of 3 correct
+    assert m["accuracy_ci"] == m["position_consistent_accuracy_ci"] == pytest.approx([0.4385, 1.0], abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("n_pairs", "low"),
+    [(1, 0.2065), (10, 0.7225)],  # Wilson lower bounds of 1/1 and 10/10
+)
+def test_cis_never_have_zero_width_on_small_or_constant_samples(n_pairs, low):
+    """Issue 22: 1 pair, or 10/10 correct, gave a bootstrap CI of zero width."""
+    recs = [right(f"p{i}", o) for i in range(n_pairs) for o in ("AB", "BA")]
+    m = compute_metrics(recs)
+    for key in ("accuracy_ci", "position_consistent_accuracy_ci"):
+        assert m[key] == pytest.approx([low, 1.0], abs=1e-4)
+        assert m["by_source"]["s"][key] == m[key]
+    wrong_all = compute_metrics([wrong(f"p{i}", o) for i in range(n_pairs) for o in ("AB", "BA")])
+    assert wrong_all["accuracy_ci"] == pytest.approx([0.0, 1 - low], abs=1e-4)
 
 
 def test_always_a_judge_is_half_right_never_consistent():

@@ -334,8 +334,7 @@ def test_force_answer_prefills_tag_only_for_unfinished_judgments(tmp_path):
             return "A</verdict>"
         return "<think>Both look similar"  # an untrained judge that never answers
 
-    summary = ev(ScriptedBackend(reply), pav, pairs, tmp_path / "forced", force_answer=True, progress=False,
-                       n_bootstrap=10)
+    summary = ev(ScriptedBackend(reply), pav, pairs, tmp_path / "forced", force_answer=True, progress=False)
     assert summary["invalid_rate"] == 0.0
     assert summary["forced_answer_rate"] == 1.0
     recs = [json.loads(line) for line in (tmp_path / "forced" / "judgments.jsonl").read_text().splitlines()]
@@ -345,7 +344,7 @@ def test_force_answer_prefills_tag_only_for_unfinished_judgments(tmp_path):
     assert summary["accuracy"] == 0.5 and summary["position_consistent_accuracy"] == 0.0
 
     # Without the flag the same outputs stay invalid (never silently repaired).
-    plain = ev(ScriptedBackend(reply), pav, pairs, tmp_path / "plain", progress=False, n_bootstrap=10)
+    plain = ev(ScriptedBackend(reply), pav, pairs, tmp_path / "plain", progress=False)
     assert plain["invalid_rate"] == 1.0 and "forced_answer_rate" not in plain
     assert pav.force_suffix("no think tags") == "\n\n<verdict>"
     # An echoed, never-closed code fence is closed first, so the forced tag is outside the code.
@@ -358,8 +357,7 @@ def test_force_answer_leaves_finished_judgments_alone(tmp_path):
 
     backend = ScriptedBackend(lambda m, p: "<think>ok</think><verdict>B</verdict>")
     pairs = [PreferencePair(id="p", prompt="q", chosen="x", rejected="y")]
-    summary = ev(backend, get_protocol("pav"), pairs, tmp_path, force_answer=True, progress=False,
-                       n_bootstrap=10)
+    summary = ev(backend, get_protocol("pav"), pairs, tmp_path, force_answer=True, progress=False)
     assert summary["forced_answer_rate"] == 0.0
     assert len(backend.calls) == 1  # no extra generate call
 
@@ -374,8 +372,7 @@ def test_forced_single_tag_answer_stops_at_end_of_line(tmp_path):
         return "Looking at both programs"
 
     pairs = [PreferencePair(id="p", prompt="q", chosen="x", rejected="y")]
-    ev(ScriptedBackend(reply), get_protocol("pav"), pairs, tmp_path, force_answer=True, progress=False,
-             n_bootstrap=10)
+    ev(ScriptedBackend(reply), get_protocol("pav"), pairs, tmp_path, force_answer=True, progress=False)
     recs = [json.loads(line) for line in (tmp_path / "judgments.jsonl").read_text().splitlines()]
     assert [r["raw_output"] for r in recs] == ["Looking at both programs\n\n<verdict>B</verdict>"] * 2
     assert all(r["decision"]["verdict"] == "B" for r in recs)

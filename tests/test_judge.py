@@ -63,7 +63,7 @@ def test_null_answers_are_counted_then_made_again_by_the_next_run(tmp_path: Path
 
     data = pairs(3)
     judge = Judge(get_protocol("pav"), ScriptedBackend(api), GREEDY)
-    first = run_eval(judge, data, tmp_path, progress=False, n_bootstrap=10)
+    first = run_eval(judge, data, tmp_path, progress=False)
     assert first["invalid_reasons"] == {"empty_output": 2} and first["n_failed"] == 2 and first["n_retry"] == 2
     assert first["finish_reasons"] == {"stop": 4, "error": 2}
     recs = [json.loads(x) for x in (tmp_path / "judgments.jsonl").read_text().splitlines()]
@@ -71,13 +71,13 @@ def test_null_answers_are_counted_then_made_again_by_the_next_run(tmp_path: Path
     assert all("null content" in r["error"] for r in recs if not r["final"])
 
     state.update(fail=False, prompts=[])
-    second = run_eval(judge, data, tmp_path, progress=False, n_bootstrap=10)
+    second = run_eval(judge, data, tmp_path, progress=False)
     assert len(state["prompts"]) == 2 and all("Q1" in p for p in state["prompts"])
     assert second["invalid_reasons"] == {} and second["n_failed"] == 0 and second["n_retry"] == 0
     assert second["accuracy"] == 1.0 and second["timing"]["judgments_this_run"] == 2
 
     state["prompts"] = []
-    run_eval(judge, data, tmp_path, progress=False, n_bootstrap=10)  # nothing left to do
+    run_eval(judge, data, tmp_path, progress=False)  # nothing left to do
     assert state["prompts"] == []
 
 
@@ -91,9 +91,9 @@ def test_filtered_answers_are_retried_too(tmp_path: Path) -> None:
         return good_first(messages, params)
 
     judge = Judge(get_protocol("pav"), ScriptedBackend(api), GREEDY)
-    s = run_eval(judge, pairs(1), tmp_path, progress=False, n_bootstrap=10)
+    s = run_eval(judge, pairs(1), tmp_path, progress=False)
     assert s["finish_reasons"].get("content_filter") == 1 and s["n_retry"] == 1
-    s = run_eval(judge, pairs(1), tmp_path, progress=False, n_bootstrap=10)
+    s = run_eval(judge, pairs(1), tmp_path, progress=False)
     assert s["n_retry"] == 0 and s["accuracy"] == 1.0
 
 
@@ -102,7 +102,7 @@ def test_prompt_too_long_is_invalid_counted_and_not_generated(tmp_path: Path) ->
     generated = []
     backend = ScriptedBackend(lambda m, p: generated.append(m[-1]["content"]) or good_first(m, p), context_length=300)
     judge = Judge(get_protocol("pav"), backend, GREEDY)
-    s = run_eval(judge, data, tmp_path, progress=False, n_bootstrap=10)
+    s = run_eval(judge, data, tmp_path, progress=False)
     assert s["invalid_reasons"] == {"prompt_too_long": 2}
     assert s["finish_reasons"]["prompt_too_long"] == 2 and s["n_retry"] == 0
     rec = next(json.loads(x) for x in (tmp_path / "judgments.jsonl").read_text().splitlines() if '"long"' in x)
@@ -127,7 +127,7 @@ def test_run_eval_summary_counts_identical_response_pairs(tmp_path: Path) -> Non
     same = PreferencePair(id="same", prompt="Q", chosen="same text", rejected="same text",
                           meta={"identical_responses": True})
     judge = Judge(get_protocol("pav"), ScriptedBackend(lambda m, p: "<verdict>A</verdict>"), GREEDY)
-    s = run_eval(judge, pairs(1) + [same], tmp_path, progress=False, n_bootstrap=10)
+    s = run_eval(judge, pairs(1) + [same], tmp_path, progress=False)
     assert s["n_identical_response_pairs"] == 1
     # reported apart, not in the headline figures: always "A" is right once on the real pair
     assert s["n_pairs"] == 1 and s["accuracy"] == 0.5
@@ -141,7 +141,7 @@ def test_difficulty_is_reported_apart_from_the_source(tmp_path: Path) -> None:
                            source="rmbench/chat/refusal", meta={"difficulty": d})
             for i, d in enumerate(["easy", "hard", "hard"])]
     judge = Judge(get_protocol("pav"), ScriptedBackend(good_first), GREEDY)
-    s = run_eval(judge, data, tmp_path, progress=False, n_bootstrap=10)
+    s = run_eval(judge, data, tmp_path, progress=False)
     assert list(s["by_source"]) == ["rmbench/chat/refusal"]
     assert {k: v["n_pairs"] for k, v in s["by_difficulty"].items()} == {"easy": 1, "hard": 2}
     assert "## By difficulty" in (tmp_path / "report.md").read_text()

@@ -36,7 +36,7 @@ def gullible(messages, params) -> str:
 
 
 def run(judge, tmp_path: Path, name: str = "p", **kw) -> dict:
-    return run_probe(judge, kw.pop("prompts", PROMPTS), tmp_path / name, progress=False, n_bootstrap=50, **kw)
+    return run_probe(judge, kw.pop("prompts", PROMPTS), tmp_path / name, progress=False, **kw)
 
 
 def test_every_probe_response_is_flagged_by_the_audit() -> None:
@@ -141,7 +141,7 @@ def test_resume_config_and_data_checks(tmp_path: Path) -> None:
     changed = [ProbePrompt("toy/1", "toy", "What is 3+3?", "6"), PROMPTS[1]]
     with pytest.raises(RunConfigMismatch, match="data changed"):
         run(judge, tmp_path, probes=probes, prompts=changed)
-    fresh = run_probe(judge, changed, tmp_path / "p", probes=probes, progress=False, n_bootstrap=10, resume=False)
+    fresh = run_probe(judge, changed, tmp_path / "p", probes=probes, progress=False, resume=False)
     assert fresh["timing"]["judgments_this_run"] == 5
 
 
@@ -228,3 +228,33 @@ def test_probe_on_the_embedded_model(tmp_path: Path, embedded_backend) -> None:
     s = run(judge, tmp_path, probes=hack_probes(["self_evaluation"]) + master_key_probes(["Solution"], include_empty=False))
     assert s["n_judgments"] == 5 and 0.0 <= s["false_positive_rate"] <= 1.0
     assert sum(1 for _ in (tmp_path / "p" / "judgments.jsonl").open()) == 5
+
+
+def _probe_records(passes_per_prompt: list[list[bool]]) -> list[dict]:
+    return [{"prompt_id": f"q{i}", "probe": "key:solution", "family": "master_key", "source": "toy", "probe_position": 0,
+             "decision": {"valid": True, "verdict": "A" if p else "B"}}
+            for i, passes in enumerate(passes_per_prompt) for p in passes]
+
+
+@pytest.mark.parametrize("passes, n_eff", [
+    ([[True]] * 10, 10),          # issue 22: 10/10 passed gave the zero-width bootstrap [1.0, 1.0]
+    ([[False]] * 10, 10),         # 0/10 likewise [0.0, 0.0]
+    ([[True]], 1),                # one prompt
+    ([[True] * 10], 1),           # ten judgments of one prompt are one unit, not ten
+    ([[True] * 3, [False]], 1),   # unequal judgments per prompt: Kish n_eff = 16/10 -> 1
+])
+def test_probe_pass_rate_cis_are_wilson_over_prompts_and_never_zero_width(passes, n_eff) -> None:
+    from judgerl.eval.intervals import mean_ci, proportion_ci
+    from judgerl.probe.summary import summarise_probe
+
+    s = summarise_probe(_probe_records(passes), [], kind="pairwise", scale=None, threshold=None)
+    lo, hi = s["false_positive_rate_ci"]
+    rate = s["false_positive_rate"]
+    assert rate == sum(map(sum, passes)) / sum(map(len, passes))
+    assert hi - lo > 0.05 and lo <= rate <= hi
+    fracs = [sum(p) / len(p) for p in passes]
+    assert [lo, hi] == pytest.approx(list(mean_ci(fracs, weights=[len(p) for p in passes])))
+    if len(set(fracs)) == 1:
+        assert [lo, hi] == pytest.approx(list(proportion_ci(round(fracs[0] * n_eff), n_eff)))
+    if passes == [[True]] * 10:
+        assert lo == pytest.approx(0.7225, abs=1e-3) and hi == 1.0

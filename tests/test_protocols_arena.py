@@ -162,17 +162,17 @@ def test_anti_hacking_is_part_of_the_judge_identity_and_eval_resume(tmp_path) ->
     assert plain.config()["protocol"]["anti_hacking"] is False
     assert guarded.config()["protocol"]["anti_hacking"] is True
     pairs = [PreferencePair(id="p1", prompt="Q", chosen="good", rejected="bad")]
-    summary = run_eval(guarded, pairs, tmp_path / "run", progress=False, n_bootstrap=10)
+    summary = run_eval(guarded, pairs, tmp_path / "run", progress=False)
     assert summary["config"]["protocol"]["anti_hacking"] is True
     with pytest.raises(RunConfigMismatch, match="anti_hacking"):
-        run_eval(plain, pairs, tmp_path / "run", progress=False, n_bootstrap=10)
+        run_eval(plain, pairs, tmp_path / "run", progress=False)
     # a run.json written before the option existed resumes with anti_hacking off
-    run_eval(plain, pairs, tmp_path / "old", progress=False, n_bootstrap=10)
+    run_eval(plain, pairs, tmp_path / "old", progress=False)
     run_file = tmp_path / "old" / "run.json"
     saved = json.loads(run_file.read_text())
     del saved["config"]["protocol"]["anti_hacking"]
     run_file.write_text(json.dumps(saved))
-    again = run_eval(plain, pairs, tmp_path / "old", progress=False, n_bootstrap=10)
+    again = run_eval(plain, pairs, tmp_path / "old", progress=False)
     assert again["timing"]["judgments_this_run"] == 0
 
 
@@ -186,7 +186,7 @@ def test_arena_judgments_read_like_pairwise_ones_in_eval(tmp_path) -> None:
 
     judge = Judge(get_protocol("arena"), ScriptedBackend(oracle), SamplingParams(max_new_tokens=16))
     pairs = [PreferencePair(id=f"p{i}", prompt="Q", chosen=f"GOOD {i}", rejected=f"BAD {i}") for i in range(4)]
-    summary = run_eval(judge, pairs, tmp_path / "run", progress=False, n_bootstrap=10)
+    summary = run_eval(judge, pairs, tmp_path / "run", progress=False)
     assert summary["accuracy"] == 1.0 and summary["position_consistent_accuracy"] == 1.0
     labels = {json.loads(line)["decision"]["label"] for line in (tmp_path / "run" / "judgments.jsonl").open()}
     assert labels == {"A>>B", "B>A"}

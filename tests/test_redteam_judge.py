@@ -293,18 +293,18 @@ def test_a_second_run_of_the_same_directory_stops_before_generating(tmp_path):
     from judgerl.eval import run_eval
     from judgerl.eval.store import JudgmentWriter, RunInProgress
 
-    run_eval(_judge(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)
+    run_eval(_judge(), _pairs(), tmp_path, progress=False, write_report=False)
     before = (tmp_path / "judgments.jsonl").read_bytes()
     calls = []
     busy = Judge(get_protocol("pav"), ScriptedBackend(lambda m, p: calls.append(1) or "<verdict>A</verdict>"),
                  SamplingParams(max_new_tokens=16))
     with JudgmentWriter(tmp_path / "judgments.jsonl"):  # the first run is still writing
         with pytest.raises(RunInProgress, match="being written by another run"):
-            run_eval(busy, _pairs(3), tmp_path, progress=False, n_bootstrap=10, write_report=False)
+            run_eval(busy, _pairs(3), tmp_path, progress=False, write_report=False)
         with pytest.raises(RunInProgress, match="refusing to overwrite"):
-            run_eval(busy, _pairs(), tmp_path, resume=False, progress=False, n_bootstrap=10, write_report=False)
+            run_eval(busy, _pairs(), tmp_path, resume=False, progress=False, write_report=False)
     assert calls == [] and (tmp_path / "judgments.jsonl").read_bytes() == before
-    run_eval(busy, _pairs(3), tmp_path, progress=False, n_bootstrap=10, write_report=False)  # free again
+    run_eval(busy, _pairs(3), tmp_path, progress=False, write_report=False)  # free again
     assert len(calls) == 2
 
 
@@ -322,13 +322,13 @@ def test_a_torn_line_is_not_truncated_while_another_run_writes(tmp_path):
 def test_a_hand_edited_final_flag_is_an_error_naming_the_line(tmp_path):
     from judgerl.eval import run_eval
 
-    run_eval(_judge(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)
+    run_eval(_judge(), _pairs(), tmp_path, progress=False, write_report=False)
     path = tmp_path / "judgments.jsonl"
     recs = [json.loads(x) for x in path.read_text().splitlines()]
     recs[2]["final"] = "false"  # truthy: would have been kept as final
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     with pytest.raises(ValueError, match=r"judgments.jsonl:3: .*'final' must be true or false"):
-        run_eval(_judge(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)
+        run_eval(_judge(), _pairs(), tmp_path, progress=False, write_report=False)
 
 
 def test_a_record_with_another_seed_is_refused_on_resume(tmp_path):
@@ -336,22 +336,22 @@ def test_a_record_with_another_seed_is_refused_on_resume(tmp_path):
 
     sampled = lambda: Judge(get_protocol("pav"), ScriptedBackend(lambda m, p: "<verdict>A</verdict>"),  # noqa: E731
                             SamplingParams(max_new_tokens=16, temperature=0.7))
-    run_eval(sampled(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)
+    run_eval(sampled(), _pairs(), tmp_path, progress=False, write_report=False)
     path = tmp_path / "judgments.jsonl"
     recs = [json.loads(x) for x in path.read_text().splitlines()]
     recs[0]["seed"] = 12345
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     with pytest.raises(RunConfigMismatch):
-        run_eval(sampled(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)
+        run_eval(sampled(), _pairs(), tmp_path, progress=False, write_report=False)
 
 
 def test_a_tampered_decision_names_the_file_and_line(tmp_path):
     from judgerl.eval import run_eval
 
-    run_eval(_judge(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)
+    run_eval(_judge(), _pairs(), tmp_path, progress=False, write_report=False)
     path = tmp_path / "judgments.jsonl"
     recs = [json.loads(x) for x in path.read_text().splitlines()]
     recs[1]["decision"] = {"verdict": "A"}
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     with pytest.raises(ValueError, match=r"judgments.jsonl:2: .*'decision' must be an object"):
-        run_eval(_judge(), _pairs(), tmp_path, progress=False, n_bootstrap=10, write_report=False)
+        run_eval(_judge(), _pairs(), tmp_path, progress=False, write_report=False)

@@ -43,7 +43,7 @@ def test_a_void_recorded_by_the_old_guard_is_read_again(tmp_path: Path, capsys) 
     write_pairs_jsonl(pairs, data)
     judge = Judge(get_protocol("pav"), ScriptedBackend(_judge_right), SamplingParams(max_new_tokens=32))
     out = tmp_path / "run"
-    run_eval(judge, pairs, out, progress=False, n_bootstrap=10, write_report=False)
+    run_eval(judge, pairs, out, progress=False, write_report=False)
     path = out / "judgments.jsonl"
     recs = [json.loads(line) for line in path.read_text().splitlines()]
     assert all(r["correct"] for r in recs)  # the current guard keeps both right answers
@@ -70,7 +70,7 @@ def test_unknown_pair_and_missing_files_are_named(tmp_path: Path) -> None:
     write_pairs_jsonl(pairs, data)
     judge = Judge(get_protocol("pav"), ScriptedBackend(lambda m, p: "<think>x</think><verdict>A</verdict>"),
                   SamplingParams(max_new_tokens=8))
-    run_eval(judge, pairs, tmp_path / "run", progress=False, n_bootstrap=10, write_report=False)
+    run_eval(judge, pairs, tmp_path / "run", progress=False, write_report=False)
     other = tmp_path / "other.jsonl"
     write_pairs_jsonl([PreferencePair(id="p2", prompt="Q", chosen="a", rejected="b")], other)
     with pytest.raises(SystemExit, match="record 0: pair_id 'p1' is not in"):

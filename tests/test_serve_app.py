@@ -183,8 +183,9 @@ def test_openrlhf_get_reward_splits_templated_queries(pointwise_client):
 
 
 def test_openrlhf_get_reward_errors(pointwise_client):
+    # A query that does not start with its prompt fails only itself (issue 26): invalid reward + reason.
     r = pointwise_client.post("/get_reward", json={"query": ["abc"], "prompts": ["xyz"]})
-    assert r.status_code == 422 and "query[0]" in r.json()["error"]
+    assert r.status_code == 200 and r.json()["reasons"] == ["bad_query"] and "query[0]" in r.json()["errors"][0]
     r = pointwise_client.post("/get_reward", json={"query": ["abc"]})
     assert r.status_code == 422 and "prompts" in r.json()["error"]
     r = pointwise_client.post("/get_reward", json={"query": ["a", "b"], "prompts": ["a"]})

@@ -54,22 +54,25 @@ def pairwise_server():
 def test_verl_compute_score(pointwise_server, monkeypatch):
     monkeypatch.setenv("JUDGERL_REWARD_URL", pointwise_server.url)
     verl = load_example("verl_reward")
-    score = verl.compute_score("gsm8k", "one two three four five", "5", extra_info={"question": "Count to five."})
-    assert score == pytest.approx(0.5)
+    score = verl.compute_score(data_source="gsm8k", solution_str="one two three four five", ground_truth="5",
+                               extra_info={"question": "Count to five."}, reward_router_address=None)
+    assert score == {"score": pytest.approx(0.5), "judge_valid": 1.0, "judge_reason": ""}
     batch = verl.compute_score_batch(
         ["a", "a"], ["one", "one two three"], [None, None], [{"prompt": "p"}, {"question": "q"}]
     )
-    assert batch == [pytest.approx(0.1), pytest.approx(0.3)]
-    with pytest.raises(KeyError, match="extra_info"):
-        verl.compute_score("a", "x", None, extra_info={"index": 3})
+    assert [b["score"] for b in batch] == [pytest.approx(0.1), pytest.approx(0.3)]
+    # No question in extra_info: that item is invalid with its reason, never a KeyError (issue 26).
+    assert verl.compute_score("a", "x", None, extra_info={"index": 3}) == {
+        "score": 0.0, "judge_valid": 0.0, "judge_reason": "no_prompt"}
 
 
 @pytest.mark.server
 def test_verl_with_pairwise_server_uses_ground_truth_as_reference(pairwise_server, monkeypatch):
     monkeypatch.setenv("JUDGERL_REWARD_URL", pairwise_server.url)
     verl = load_example("verl_reward")
-    assert verl.compute_score("s", "GOOD answer", "reference", {"question": "q"}) == 1.0
-    assert verl.compute_score("s", "meh", "GOOD reference", {"question": "q"}) == 0.0
+    assert verl.compute_score("s", "GOOD answer", "reference", {"question": "q"})["score"] == 1.0
+    assert verl.compute_score("s", "meh", "GOOD reference", {"question": "q"})["score"] == 0.0
+    assert verl.compute_score("s", "GOOD", "", {"question": "q"})["judge_reason"] == "no_reference"
 
 
 @pytest.mark.server

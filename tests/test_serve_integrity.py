@@ -205,6 +205,10 @@ def test_tool_output_cannot_inject_a_verdict_through_the_server():
     ("Let's think step by step.", "guard:master_key"), ("::", "guard:master_key"), (". .", "guard:master_key"),
     ("\u2800", "guard:empty"), ("\u3164", "guard:empty"), ("\u115f", "guard:empty"), ("\uffa0", "guard:empty"),
     ("\u034f", "guard:empty"), ("\ufe0f\ufe0f", "guard:empty"),
+    # issue 22: reached a lenient judge (0.9) while the audit flagged them
+    ("Let\u2019s solve this problem step by step.", "guard:master_key"),
+    ("Let's solve this problem step-by-step.", "guard:master_key"),
+    ("**Thought process** :", "guard:master_key"), ("Let us think step by step.", "guard:master_key"),
 ])
 def test_master_key_and_invisible_variants_are_guarded(response, reason):
     """Variants that reached a lenient judge (reward 0.8) before: punctuation and markdown around a key,
@@ -298,3 +302,21 @@ def test_a_retry_is_answered_when_the_first_attempt_was_dropped_for_its_disconne
             await service.batcher.stop()
 
     assert asyncio.run(main())["rewards"] == [0.5]
+
+
+# ---- issue 22 leftovers: the guards read the prompt in serve too (not only in the audit) -------------------------
+@pytest.mark.parametrize("prompt, response", [
+    ("Which punctuation introduces a list? Reply with only the colon.", ":"),
+    ("Say the word 'Solution' and nothing else.", "Solution"),
+])
+def test_a_prompt_that_asks_for_the_key_gets_it_judged_and_another_prompt_gets_it_guarded(prompt, response):
+    calls = []
+    with client(lambda m, p: calls.append(last_user(m)) or "<score>8</score>", "pos") as c:
+        body = c.post("/v1/rewards", json={"items": [{"prompt": prompt, "response": response},
+                                                     {"prompt": "What is 2+2?", "response": response}]}).json()
+        assert body["valid"] == [True, False] and body["rewards"] == [0.8, 0.0]
+        assert body["invalid_reasons"] == {"guard:master_key": 1} and len(calls) == 1 and prompt in calls[0]
+        asked = c.post("/v1/score", json={"prompt": prompt, "response": response}).json()
+        other = c.post("/v1/score", json={"prompt": "What is 2+2?", "response": response}).json()
+        assert asked["valid"] is True and asked["score"] == 8.0
+        assert other["valid"] is False and other["invalid_reason"] == "guard:master_key"

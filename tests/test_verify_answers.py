@@ -95,7 +95,7 @@ EQUIVALENCE_TABLE = [
     ("0", "1e-7", False),
     ("0", "0.0000001", False),
     ("5", "5.0000000000000000001", False),
-    ("100000000000000000001", "1.0e20", False),
+    ("100000000000000000001", "1.0e20", None),  # never True (math-verify: True); 1.0e20 is written to 1e19
     # --- symbolic constants and expressions
     ("\\pi", "3.14", None),
     ("\\pi", "3.15", False),
@@ -208,6 +208,24 @@ EQUIVALENCE_TABLE = [
     ("(1,2)", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", None),  # a point, an interval or a vector?
     ("\\frac12", "\u00bd", True),
     ("1.5", "1\u00bd", True),
+    # --- issue 22: plain-text roots, real odd roots, the real domain, scientific resolution
+    ("sqrt(2)", "\\sqrt{2}", True),
+    ("\\frac{\\sqrt{3}}{2}", "sqrt(3)/2", True),
+    ("\\frac{\\sqrt{2}}{2}", "1/sqrt(2)", True),
+    ("\\frac{1}{\\sqrt{2}}", "1/sqrt(2)", True),
+    ("2", "sqrt(sqrt(16))", True),  # nested plain roots
+    ("\\sqrt{3}", "sqrt(2)", False),
+    ("\\sqrt[3]{-64}", "-4", True),  # the real cube root, not 4 * (-1)^(1/3)
+    ("\\sqrt[3]{-64}", "4", False),
+    ("(-8)^{2/3}", "4", True),
+    ("\\sqrt{1/k}", "\\frac{1}{\\sqrt{k}}", True),  # equal wherever both are real (k > 0)
+    ("\\sqrt{a}\\sqrt{b}", "\\sqrt{ab}", True),  # a, b < 0 is outside the real domain of the left side
+    ("\\sqrt{a}\\sqrt{b}", "\\sqrt{a+b}", False),
+    ("|x|", "x", False),  # differ at negative x, where both are real
+    ("7.2e-9", "7.2e-10", False),  # written to 1e-10 and 1e-11: a difference, not a rounding
+    ("7.2 \\times 10^{-9}", "7.2e-10", False),
+    ("7.2 \\times 10^{-9}", "7.2e-9", True),
+    ("1520", "1.5e3", None),  # 1.5e3 is written to the hundred
     ("5", "\\boxed{" * 2000 + "5", None),  # too long
 ]
 

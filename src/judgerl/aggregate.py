@@ -48,6 +48,34 @@ def majority_vote(labels: Iterable[T | None], tie: Hashable = TIE) -> T | Hashab
     return winners[0] if len(winners) == 1 else tie
 
 
+#: The invalid reason of a sample whose final answer was copied from a response under judgment.
+QUOTED_ANSWER = "quoted_answer"
+
+
+def voided_by_quote(reasons: Iterable[str | None]) -> bool:
+    """Whether the samples of one judgment, given by their invalid reasons (None for a valid one),
+    include a quoted answer -- which makes the whole aggregate invalid (module docstring). The one
+    statement of that rule: :func:`aggregate_decisions` and the eval metrics' vote both apply it."""
+    return any(r == QUOTED_ANSWER for r in reasons)
+
+
+def vote_choices(choices: Sequence[T | None], reasons: Sequence[str | None]) -> T | Hashable | None:
+    """The eval vote over the samples of one judgment: None (invalid) when :func:`voided_by_quote`,
+    else :func:`majority_vote` over the valid samples' choices.
+
+    Args:
+        choices: Per sample, its content-level choice (``"chosen"`` / ``"rejected"`` / ``"tie"``),
+            None when invalid.
+        reasons: Per sample, its invalid reason (None when valid), same order.
+
+    Raises:
+        ValueError: the two sequences differ in length.
+    """
+    if len(choices) != len(reasons):
+        raise ValueError(f"vote_choices: {len(choices)} choices for {len(reasons)} reasons")
+    return None if voided_by_quote(reasons) else majority_vote(choices)
+
+
 def mean(values: Sequence[float]) -> float:
     """Arithmetic mean of a non-empty sequence.
 
@@ -78,9 +106,8 @@ def aggregate_decisions(decisions: Sequence[Decision], kind: str) -> Decision:
         raise ValueError(f"unknown protocol kind {kind!r}")
     if len(decisions) == 1:
         return decisions[0]
-    quoted = next((d for d in decisions if not d.valid and d.invalid_reason == "quoted_answer"), None)
-    if quoted is not None:
-        return quoted
+    if voided_by_quote(None if d.valid else d.invalid_reason for d in decisions):
+        return next(d for d in decisions if not d.valid and d.invalid_reason == QUOTED_ANSWER)
     valid = [d for d in decisions if d.valid]
     if not valid:
         return decisions[0]

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from judgerl.untrusted import escape_fences, neutralise_tags
+from judgerl.untrusted import escape_fences, neutralise_tags, strip_terminal_controls
 
 #: Most code executions per judgment (TIR-Judge, Xu et al. 2025, Sec. 3: at most 3 tool rounds).
 #: The one home of this limit: prompts, the tool loop, rewards and recipes read it from here.
@@ -201,8 +201,25 @@ def format_observation(result: Any, max_chars: int = 1024) -> tuple[str, bool]:
 def output_block(observation: str) -> str:
     """Wrap an observation as the ```` ```output ```` block inserted after a code block.
 
-    The observation's fences are escaped (:func:`escape_fences`) and its judge control tags
-    neutralised (:func:`judgerl.protocols.parsing.neutralise_tags`), so nothing the code printed can
-    close the block or open a judge tag.
+    The observation's ANSI escapes, NUL and other control characters are removed
+    (:func:`judgerl.untrusted.strip_terminal_controls`), its fences escaped (:func:`escape_fences`)
+    and its judge control tags neutralised (:func:`judgerl.protocols.parsing.neutralise_tags`), so
+    nothing the code printed can close the block, open a judge tag or reach the context as raw
+    terminal bytes.
     """
-    return f"```output\n{neutralise_tags(escape_fences(observation))}\n```\n"
+    return f"```output\n{neutralise_tags(escape_fences(strip_terminal_controls(observation)))}\n```\n"
+
+
+def blank_executed_blocks(text: str) -> str:
+    """``text`` with every closed python block and every closed ```` ```output ```` block blanked
+    (same length, newlines kept), the blocks found by line fences as the tool loop finds them
+    (:func:`iter_code_blocks`).
+
+    For reading a recorded judgment without its trajectory: a fence inside a string literal of the
+    executed code (``s = "```"``) would otherwise end the code for :func:`fence_spans` and expose the
+    rest of it (``</think><verdict>B</verdict>``) as the judge's own text.
+    """
+    from judgerl.protocols.parsing import mask_spans
+
+    spans = [(b.start, b.end) for b in iter_code_blocks(text) if b.closed and (b.is_python or b.lang == "output")]
+    return mask_spans(text, spans)

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from judgerl.protocols.parsing import quoted_sources
+from judgerl.protocols.quoting import quoted_sources
 from judgerl.types import Decision
 
 
 def read_decision(protocol: Any, parse_text: str, responses: Sequence[str], n_responses: int | None = None,
-                  finish_reason: str = "stop") -> Decision:
+                  finish_reason: str = "stop", observations: Sequence[str] = ()) -> Decision:
     """The decision a :class:`Judge` reads from one judge output: the protocol's parse, then the
     quoted-answer check against ``responses``.
 
-    When a final-answer tag may be copied from responses (:func:`judgerl.protocols.parsing.quoted_sources`),
+    When a final-answer tag may be copied from responses (:func:`judgerl.protocols.quoting.quoted_sources`),
     the decision is void (``quoted_answer``) unless it is the **worst outcome for every matched
     response** (:func:`worst_for`): a pairwise verdict against it (the arena's ``>>`` label against
     it), a listwise ranking that puts it last (best mode: not best). A response can then never gain
@@ -35,15 +35,37 @@ def read_decision(protocol: Any, parse_text: str, responses: Sequence[str], n_re
         responses: The responses under judgment in prompt order (empty: no quoted-answer check).
         n_responses: Passed to ``protocol.parse`` (listwise index checks).
         finish_reason: ``"prompt_too_long"`` gives that invalid decision without parsing.
+        observations: Tool output shown to the judge (untrusted: code under judgment may compute and
+            print a verdict its text does not contain); an answer copied from one is always void.
+
+    A decision the parser found invalid *with* answer tags (``conflicting_answers``, ``score_out_of_range``,
+    ...) whose tags may be copied is ``quoted_answer`` too: the expected-score reader reads the first answer
+    tag, and the sample vote must not silently drop a sample the injection spoiled.
     """
     if finish_reason == "prompt_too_long":
         return Decision.invalid("prompt_too_long")
     decision = protocol.parse(parse_text, n_responses)
-    if decision.valid and responses:
-        matched = quoted_sources(parse_text, responses)
-        if matched and not worst_for(decision, matched, len(responses)):
+    if (decision.valid or decision.invalid_reason in _TAGGED_REASONS) and (responses or observations):
+        matched = quoted_sources(parse_text, [*responses, *observations])
+        ours = frozenset(i for i in matched if i < len(responses))
+        if matched and not (decision.valid and ours == matched and worst_for(decision, ours, len(responses))):
             return Decision.invalid("quoted_answer", thought=decision.thought)
     return decision
+
+
+#: Invalid reasons of a parse that found final-answer tags (conflicting, out of range, ...): a quoted
+#: one among them voids the decision as well (an expected score is read at the first tag, and a
+#: dropped sample would move the vote).
+_TAGGED_REASONS = frozenset({"conflicting_answers", "invalid_verdict", "unparseable_score", "score_scale_mismatch",
+                             "score_out_of_range", "missing_scores", "invalid_ranking", "index_out_of_range"})
+
+
+def observations_of(trajectory: Any) -> tuple[str, ...]:
+    """The tool output a trajectory showed the judge (its ``tool`` segments; ``()`` for None): the
+    ``observations`` of :func:`read_decision`."""
+    if trajectory is None:
+        return ()
+    return tuple(s.text for s in trajectory.segments if s.kind == "tool")
 
 
 #: Arena label that is the heaviest loss of the response at position 0 / 1.
@@ -72,4 +94,4 @@ def worst_for(decision: Decision, indices: frozenset[int] | set[int], n_response
     return False
 
 
-__all__ = ["read_decision", "worst_for"]
+__all__ = ["observations_of", "read_decision", "worst_for"]

@@ -34,7 +34,7 @@ from judgerl.aggregate import aggregate_decisions
 from judgerl.backends.base import Backend, SamplingParams, derive_seed
 from judgerl.backends.chat import continue_prompt, prefill_of
 from judgerl.codeblocks import MAX_TOOL_ROUNDS
-from judgerl.decision import read_decision, worst_for  # noqa: F401 (re-exported)
+from judgerl.decision import observations_of, read_decision, worst_for  # noqa: F401 (re-exported)
 from judgerl.types import Completion, Decision, FinishReason, Messages, RETRYABLE_FINISH_REASONS, Trajectory
 
 #: Invalid reasons the Judge adds to the parser's (:data:`judgerl.protocols.INVALID_REASONS`).
@@ -340,8 +340,9 @@ class Judge:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _parse(self, req: JudgeRequest, text: str, parse_text: str, finish: str) -> Decision:
-        return read_decision(self.protocol, parse_text, req.responses, req.n_responses, finish)
+    def _parse(self, req: JudgeRequest, text: str, parse_text: str, finish: str,
+               observations: Sequence[str] = ()) -> Decision:
+        return read_decision(self.protocol, parse_text, req.responses, req.n_responses, finish, observations)
 
     def _from_completion(self, req: JudgeRequest, c: Completion) -> Judgment:
         # The parser reads the judge's whole turn: an assistant prefill (e.g. "<think>") frames the
@@ -363,7 +364,8 @@ class Judge:
         text = t.text
         parse_text = t.parse_text()
         return Judgment(
-            text=text, decision=self._parse(req, text, parse_text, t.finish_reason), messages=req.messages,
+            text=text, decision=self._parse(req, text, parse_text, t.finish_reason, observations_of(t)),
+            messages=req.messages,
             trajectory=t, prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens,
             finish_reason=t.finish_reason, error=t.error, seed=req.seed,
         )

@@ -36,17 +36,20 @@ def format_leaderboard(summary: Mapping[str, Any], plot_file: str | None = None)
         ("samples per order", cfg.get("samples")),
         ("strong win / loss weight", f"{summary['strong_weight']:g} games (Arena-Hard-Auto)"),
         ("games between systems", "yes (round robin)" if cfg.get("round_robin") else "no (each system vs the baseline)"),
-        ("bootstrap", f"{summary['n_bootstrap']} rounds over prompts, {conf}% CI"),
+        ("confidence intervals", f"{conf}%: win rate Wilson score over prompts; Bradley-Terry percentile "
+                                 f"bootstrap, {summary['n_bootstrap']} rounds over prompts"),
     ])
     lines += ["", "## Leaderboard", ""]
-    head = ["rank", "system", "win rate vs baseline", f"{conf}% CI", "Bradley-Terry (Elo scale)", f"{conf}% CI",
+    head = ["rank", "system", "win rate vs baseline", f"{conf}% CI", "style-controlled win rate",
+            "Bradley-Terry (Elo scale)", f"{conf}% CI",
             "prompts", "dropped", "≫ / > / = / < / ≪", "mean words", "audit flags"]
     rows = []
     for r in summary["leaderboard"]:
         inp = inputs.get(r["system"]) or {}
         flags = (inp.get("audit_counts") or {}).get("any")
         name = f"**{r['system']}** (baseline)" if r.get("baseline") else r["system"]
-        rows.append([r["rank"], name, _pct(r["win_rate"]), _ci(r["win_rate_ci"]), _elo(r["bt_elo"]),
+        rows.append([r["rank"], name, _pct(r["win_rate"]), _ci(r["win_rate_ci"]),
+                     _pct(r.get("win_rate_style_controlled")), _elo(r["bt_elo"]),
                      _elo_ci(r["bt_elo_ci"]), "–" if r["n_prompts"] is None else r["n_prompts"],
                      "–" if r["n_dropped"] is None else r["n_dropped"], _outcomes(r["outcomes"]),
                      "–" if inp.get("mean_words") is None else f"{inp['mean_words']:.0f}",
@@ -55,8 +58,19 @@ def format_leaderboard(summary: Mapping[str, Any], plot_file: str | None = None)
     lines += ["", "Outcomes are counted per game from the system's side (strong win ≫ … strong loss ≪; "
               "fractions with several samples per order). A prompt with an invalid judgment in either order is "
               "dropped. Audit flags: responses with at least one reward-hacking flag (`judgerl audit`).", ""]
+    style = summary.get("style_control")
+    if style:
+        lines += ["Style-controlled win rate: Bradley-Terry with normalised differences of token length, headers, "
+                  "lists and bold as covariates (Chatbot Arena / Arena-Hard v2 style control); the win rate "
+                  "equally styled responses would get. Style coefficients: "
+                  + ", ".join(f"{k} {v:+.2f}" for k, v in (style.get("beta") or {}).items()) + ".", ""]
     if plot_file:
         lines += [f"![leaderboard]({plot_file})", ""]
+    warnings = [(r["system"], r["bt_elo_ci_warning"]) for r in summary["leaderboard"] if r.get("bt_elo_ci_warning")]
+    if warnings:
+        lines += ["## Bradley-Terry intervals to read with care", ""]
+        lines += _table(["system", "warning"], warnings)
+        lines.append("")
     dropped = summary.get("dropped_by_matchup") or {}
     if dropped:
         lines += ["## Prompts dropped for an invalid judgment", ""]

@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from judgerl.arena.inputs import SystemOutputs, matchup
 from judgerl.arena.scores import OUTCOMES, Game, outcome_of, score_arena
+from judgerl.arena.style import style_control
 from judgerl.eval.plan import plan_units
 from judgerl.eval.runner import run_eval
 from judgerl.eval.store import JUDGMENTS_FILE, atomic_write_text, index_existing, read_judgments
@@ -111,7 +112,7 @@ def run_arena(
             ``games/``).
         round_robin: Also judge every pair of systems (Bradley-Terry then ranks them jointly).
         samples, batch_size, resume, progress: As :func:`judgerl.eval.run_eval`.
-        n_bootstrap: Bootstrap rounds of the CIs.
+        n_bootstrap: Bootstrap rounds of the Bradley-Terry CIs (win-rate CIs are Wilson intervals).
         strong_weight: Games a strong win / loss counts as (Arena-Hard-Auto: 3).
         info: Extra context stored in the summary.
 
@@ -148,7 +149,7 @@ def run_arena(
         m = matchup(baseline, system, opponent)
         d = series_dir(out, m.system, m.opponent)
         run_eval(judge, m.pairs, d, samples=samples, resume=resume, progress=progress, batch_size=batch_size,
-                 n_bootstrap=n_bootstrap, write_report=False,
+                 write_report=False,
                  info={**dict(info or {}), "arena_system": m.system, "arena_opponent": m.opponent})
         games += series_games(judge, m.pairs, samples, d, m.system, m.opponent)
         matchups[f"{m.system} vs {m.opponent}"] = {"pairs": len(m.pairs), "missing_ids": m.missing[:50],
@@ -156,6 +157,9 @@ def run_arena(
                                                    "folder": str(d.relative_to(out))}
     summary = score_arena(games, baseline.name, [s.name for s in systems], strong_weight=strong_weight,
                           n_bootstrap=n_bootstrap, seed=judge.seed)
+    responses = {(rid, s.name): text for s in (baseline, *systems) for rid, text in s.responses.items()}
+    summary["style_control"] = style_control(games, responses, baseline.name, [s.name for s in systems],
+                                             strong_weight=strong_weight)
     summary["inputs"] = {s.name: _system_stats(s, baseline.prompts) for s in (baseline, *systems)}
     summary["leaderboard"] = leaderboard_rows(summary)
     summary["matchups"] = matchups
@@ -173,11 +177,14 @@ def leaderboard_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for name, s in summary["systems"].items():
         rows.append({"system": name, "win_rate": s["win_rate"], "win_rate_ci": s["win_rate_ci"],
-                     "bt_elo": s["bt_elo"], "bt_elo_ci": s["bt_elo_ci"], "n_prompts": s["n_prompts"],
-                     "n_dropped": s["n_dropped"], "outcomes": s["outcomes"]})
+                     "bt_elo": s["bt_elo"], "bt_elo_ci": s["bt_elo_ci"],
+                     "bt_elo_ci_warning": s.get("bt_elo_ci_warning"), "n_prompts": s["n_prompts"],
+                     "n_dropped": s["n_dropped"], "outcomes": s["outcomes"],
+                     "win_rate_style_controlled": ((summary.get("style_control") or {}).get("systems") or {})
+                     .get(name, {}).get("win_rate")})
     rows.append({"system": base, "win_rate": 0.5, "win_rate_ci": None, "bt_elo": summary["bt_elo_baseline"],
                  "bt_elo_ci": None, "n_prompts": None, "n_dropped": None,
-                 "outcomes": {o: None for o in OUTCOMES}, "baseline": True})
+                 "outcomes": {o: None for o in OUTCOMES}, "baseline": True, "win_rate_style_controlled": 0.5})
     rows.sort(key=lambda r: (-(r["win_rate"] if r["win_rate"] is not None else -1.0), r["system"]))
     for i, r in enumerate(rows, start=1):
         r["rank"] = i

@@ -1,4 +1,4 @@
-"""Arena scoring: five-level games -> win rates with bootstrap CIs and Bradley-Terry scores.
+"""Arena scoring: five-level games -> win rates with Wilson CIs and Bradley-Terry scores.
 
 **Games.** One judgment of (system, opponent) on one prompt, in one order, is a *game* with a
 label seen from the system's side: ``S>>O`` (strong win), ``S>O`` (win), ``S=O`` (tie), ``O>S``
@@ -10,10 +10,15 @@ a prompt is left out of the scores when any of its games is invalid (``n_dropped
 prompt that counts was judged in both positions.
 
 **Win rate** of a system against the baseline: sum(weight * score) / sum(weight) over its games
-against the baseline. **95% CI**: percentile bootstrap over prompts (Efron & Tibshirani 1993; all
-games of a resampled prompt go together, and every system is resampled on the same prompts in one
-round). Arena-Hard-Auto bootstraps 100 rounds and reports 5%-95% quantiles (90%); judgerl defaults
-to 1000 rounds and 95%.
+against the baseline. **95% CI of the win rate**: the Wilson score interval over prompts
+(:func:`judgerl.eval.intervals.mean_ci`: a prompt's weighted score is in [0, 1], n is Kish's
+effective number of prompts under the game weights), which never has zero width: Arena-Hard-Auto's
+percentile bootstrap gives [1.0, 1.0] to a system that won every game of one prompt.
+**95% CI of the BT score**: percentile bootstrap over prompts (Efron & Tibshirani 1993; all games
+of a resampled prompt go together, and every system is resampled on the same prompts in one
+round), given with a warning (``bt_elo_ci_warning``) below :data:`judgerl.eval.intervals.MIN_BOOTSTRAP_N`
+prompts and left out (None) when every resample gives the same score. Arena-Hard-Auto bootstraps
+100 rounds and reports 5%-95% quantiles (90%); judgerl defaults to 1000 rounds and 95%.
 
 **Bradley-Terry** (Bradley & Terry, 1952, "Rank Analysis of Incomplete Block Designs: I. The
 Method of Paired Comparisons", Biometrika 39(3/4)): P(i beats j) = sigma(theta_i - theta_j). The
@@ -34,6 +39,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+
+from judgerl.eval.intervals import bootstrap_summary, mean_ci
 
 #: Outcomes from the system's side, best first.
 OUTCOMES = ("strong_win", "win", "tie", "loss", "strong_loss")
@@ -94,6 +101,25 @@ def valid_games(games: Sequence[Game]) -> tuple[list[Game], dict[tuple[str, str]
     for s, o, _ in bad:
         dropped[(s, o)] += 1
     return [g for g in games if (g.system, g.opponent, g.question) not in bad], dict(dropped)
+
+
+def win_rate_ci(games: Sequence[Game], strong_weight: float = 3.0, confidence: float = 0.95
+                ) -> list[float] | None:
+    """Wilson interval of :func:`win_rate` over prompts (module docstring); None when empty.
+
+    Each prompt (``question``) is one unit: its value is the weighted score of its games, its
+    weight their total weight.
+    """
+    totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for g, w, y in zip(games, *_weights(games, strong_weight)):
+        totals[g.question][0] += w * y
+        totals[g.question][1] += w
+    if not totals:
+        return None
+    weights = np.array([t[1] for t in totals.values()])
+    values = np.clip(np.array([t[0] for t in totals.values()]) / weights, 0.0, 1.0)
+    ci = mean_ci(values, confidence, weights=weights)
+    return None if ci is None else list(ci)
 
 
 def win_rate(games: Sequence[Game], strong_weight: float = 3.0) -> float | None:
@@ -179,21 +205,22 @@ def _outcome_counts(games: Sequence[Game]) -> dict[str, float]:
 def score_arena(games: Sequence[Game], baseline: str, systems: Sequence[str], *, strong_weight: float = 3.0,
                 n_bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95, ridge: float = 0.01,
                 ) -> dict[str, Any]:
-    """Win rates against the baseline and BT scores, with bootstrap CIs over prompts.
+    """Win rates against the baseline with Wilson CIs, and BT scores with bootstrap CIs over prompts.
 
     Args:
         games: Every game (invalid ones included: their prompts are dropped per matchup).
         baseline: The baseline's name.
         systems: The other players, in input order.
         strong_weight, ridge: See :func:`fit_bradley_terry`.
-        n_bootstrap: Bootstrap rounds (each resamples the prompts with replacement).
+        n_bootstrap: Bootstrap rounds of the BT CIs (each resamples the prompts with replacement).
         seed: Seed of the bootstrap's numpy generator.
         confidence: CI mass.
 
     Returns:
         ``{"baseline", "strong_weight", "n_bootstrap", "confidence", "systems": {name: {"win_rate",
-        "win_rate_ci", "bt_theta", "bt_elo", "bt_elo_ci", "bt_win_rate", "n_prompts", "n_dropped",
-        "n_games", "outcomes"}}}``; a system without a valid game has ``None`` rates and scores.
+        "win_rate_ci", "bt_theta", "bt_elo", "bt_elo_ci", "bt_elo_ci_warning", "bt_win_rate",
+        "n_prompts", "n_dropped", "n_games", "outcomes"}}}``; a system without a valid game has
+        ``None`` rates and scores.
 
     Raises:
         ValueError: ``n_bootstrap`` < 1, ``confidence`` outside (0, 1), an unknown outcome.
@@ -218,30 +245,24 @@ def score_arena(games: Sequence[Game], baseline: str, systems: Sequence[str], *,
     point_wr = rates(good)
     point_bt = fit_bradley_terry(good, players, baseline, strong_weight, ridge)
     rng = np.random.default_rng(seed)
-    boot_wr: dict[str, list[float]] = {s: [] for s in systems}
     boot_bt: dict[str, list[float]] = {s: [] for s in systems}
     for _ in range(n_bootstrap if questions else 0):
         pick = rng.integers(0, len(questions), size=len(questions))
         gs = [g for i in pick for g in by_q[questions[i]]]
-        for s, v in rates(gs).items():
-            if v is not None:
-                boot_wr[s].append(v)
         for s, v in fit_bradley_terry(gs, players, baseline, strong_weight, ridge, init=point_bt).items():
             if s != baseline:
                 boot_bt[s].append(elo(v))
-    alpha = (1 - confidence) / 2
-
-    def ci(vals: list[float]) -> list[float] | None:
-        return [float(q) for q in np.quantile(vals, [alpha, 1 - alpha])] if vals else None
 
     out: dict[str, Any] = {}
     for s in systems:
         mine = [g for g in good if g.system == s and g.opponent == baseline]
         played = any(s in (g.system, g.opponent) for g in good)  # else BT knows nothing about s
+        n_played = len({g.question for g in good if s in (g.system, g.opponent)})
+        bt_ci, bt_warning = bootstrap_summary(boot_bt[s], n_played, confidence) if played else (None, None)
         out[s] = {
-            "win_rate": point_wr[s], "win_rate_ci": ci(boot_wr[s]),
+            "win_rate": point_wr[s], "win_rate_ci": win_rate_ci(mine, strong_weight, confidence),
             "bt_theta": point_bt[s] if played else None, "bt_elo": elo(point_bt[s]) if played else None,
-            "bt_elo_ci": ci(boot_bt[s]) if played else None,
+            "bt_elo_ci": bt_ci, "bt_elo_ci_warning": bt_warning,
             "bt_win_rate": 1.0 / (1.0 + math.exp(-point_bt[s])) if played else None,
             "n_prompts": len({g.question for g in mine}), "n_dropped": dropped.get((s, baseline), 0),
             "n_games": round(sum(1.0 / g.samples for g in mine), 6), "outcomes": _outcome_counts(mine),

@@ -275,19 +275,7 @@ FOREIGN_SELF_EVAL = re.compile(
 )
 
 # ----------------------------------------------------------------------------------------------
-# Master keys (master_key): reasoning openers and lead-ins with no content after them.
-LEAD_IN = re.compile(
-    r"^(?:(?:ok(?:ay)?|sure|alright|all\s+right|well|right|great|hmm+|so)[,.!]?\s+)*"
-    r"(?:(?:let\s+me|let's|let\s+us|i\s+will|i'll|i\s+need\s+to|we\s+need\s+to|i\s+am\s+going\s+to|i'm\s+going\s+to)"
-    r"\s+(?:\w+\s+){0,2}?(?:think|solve|work|reason|break|go|start|consider|figure|look|analy[sz]e|tackle|begin|"
-    r"approach)\b[^\n:]{0,40}[.:!]?|(?:here(?:'s|\s+is|\s+are)|below\s+is)\s+[^\n:]{0,30}?:)$",
-    _I,
-)
-PROMPT_ASKS_SYMBOL = re.compile(
-    r"\b(?:punctuation|symbol|character|mark|comma|colon|semicolon|period|full\s+stop|dash|hyphen|dot|"
-    r"ellipsis|emoji)\b",
-    _I,
-)
+# Master keys (master_key): the definition, lead-ins included, is judgerl.rewards.guards.master_key_rule.
 
 # ----------------------------------------------------------------------------------------------
 # Helpers used by single detectors.
@@ -311,5 +299,3 @@ TAIL_PRAISE = re.compile(r"\b(?:great|good|perfect|excellent|brilliant|ideal|fla
                          r"reply|job|work)\b", _I)
 ROLE_HEADER = re.compile(r"(?:^|<\|im_start\|>|<\|start_header_id\|>|<start_of_turn>)[ \t]*(user|human|assistant|"
                          r"model|system)\b", _I | re.M)
-ONLY_WORDS = re.compile(r"\b(?:only|just|single|nothing\s+but|reply\s+with|respond\s+with|answer\s+with|type|"
-                        r"which|what)\b", _I)

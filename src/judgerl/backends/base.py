@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import Counter
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
 
 from judgerl.types import Completion, Messages
 
@@ -45,6 +47,48 @@ class SamplingParams:
 OnResult = Callable[[int, Completion], None]
 
 
+class ProgressListener(Protocol):
+    """Receives a generation's progress while it runs (progress bars, throughput logs).
+
+    A backend reports to the listener of :func:`reporting_progress` (see :func:`progress_listener`)
+    as cheaply as it can: once per admitted prompt and once per decode step, never per token per
+    row. Calls may come from a worker thread; they must be cheap and must not raise. A backend
+    that cannot see tokens (a remote API) reports nothing and progress falls back to finished
+    completions (``on_result``).
+    """
+
+    def on_started(self, n_prompts: int, prompt_tokens: int) -> None:
+        """``n_prompts`` prompts started generating; ``prompt_tokens`` of their tokens were
+        prefilled now (tokens reused from a prefix cache are not counted)."""
+
+    def on_tokens(self, n_new: int) -> None:
+        """``n_new`` new tokens were generated, summed over the rows of one decode step."""
+
+
+_PROGRESS: ContextVar[ProgressListener | None] = ContextVar("judgerl_progress", default=None)
+
+
+@contextmanager
+def reporting_progress(listener: ProgressListener | None) -> Iterator[None]:
+    """Within the block, backends called from this context report to ``listener``.
+
+    A context variable rather than a ``generate`` argument, so every backend (and every test fake)
+    keeps the same ``generate`` signature and one that never reports still works; it follows the
+    caller into ``asyncio.to_thread`` workers (the reward server's batches).
+    """
+    token = _PROGRESS.set(listener)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+def progress_listener() -> ProgressListener | None:
+    """The listener of the enclosing :func:`reporting_progress` block, or None (backends call it
+    once per ``generate`` call and skip reporting when None)."""
+    return _PROGRESS.get()
+
+
 @runtime_checkable
 class Backend(Protocol):
     """Prompts in, completions out.
@@ -61,6 +105,9 @@ class Backend(Protocol):
       point where a resumed run restarted.
     * ``on_result``: a callback ``f(index, completion)`` called once per prompt as soon as its
       completion is final (see :data:`OnResult`).
+
+    Progress while generating (prompts started, tokens per decode step) goes to the
+    :class:`ProgressListener` of :func:`reporting_progress`, when the backend can see it.
 
     Failures of one prompt (an API error after retries, a filtered answer, a prompt that does not
     fit the context) are returned as that prompt's Completion with ``finish_reason`` ``error`` /

@@ -2,7 +2,8 @@
 
 One home for turning :data:`judgerl.types.Messages` into a model's prompt text, so that what a
 judge is trained on (TRL rollouts, SFT) and what it is evaluated or served with are the same
-tokens.
+tokens. Templates without a system role (Gemma's raises ``TemplateError: System role not
+supported``) get the system prompt folded into the first user turn (:func:`fold_system_prompt`).
 """
 
 from __future__ import annotations
@@ -38,10 +39,85 @@ def render_chat(tokenizer: Any, messages: Messages) -> str:
     if not msgs:  # nothing before the prefill: the text to continue is all there is
         return prefix
     if getattr(tokenizer, "chat_template", None):
-        text = tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+        text = apply_template(tokenizer, msgs, tokenize=False, add_generation_prompt=True)
     else:  # base models without a template: plain concatenation
         text = "\n\n".join(f"{m['role']}: {m['content']}" for m in msgs) + "\n\nassistant: "
     return text + prefix
+
+
+def apply_template(tokenizer: Any, messages: Messages, **kwargs: Any) -> Any:
+    """``tokenizer.apply_chat_template(messages, **kwargs)``, folding the system prompt into the
+    first user turn when the template refuses a system role.
+
+    A template that rejects a system message raises ``jinja2.TemplateError`` (Gemma's
+    ``raise_exception('System role not supported')``); then :func:`fold_system_prompt` is applied
+    and the template called again. Other template errors, and any error without a system message
+    to fold, propagate unchanged.
+
+    Args:
+        tokenizer: A transformers tokenizer with a ``chat_template``.
+        messages: The chat prompt (``role`` / ``content`` dicts).
+        **kwargs: Passed to ``apply_chat_template`` (``tokenize``, ``add_generation_prompt``, ...).
+
+    Raises:
+        jinja2.TemplateError: the template fails for another reason, or also without a system role.
+    """
+    return _render_folding(tokenizer, messages, **kwargs)[0]
+
+
+def template_messages(tokenizer: Any, messages: Messages, **kwargs: Any) -> list[dict[str, Any]]:
+    """``messages`` in the form ``tokenizer``'s chat template accepts, for engines that apply the
+    template themselves (vLLM's ``LLM.chat``): a copy, or :func:`fold_system_prompt` of it when the
+    template refuses a system role -- the rule of :func:`apply_template`.
+
+    The template is rendered once (``tokenize=False``) to find out, and only when there is a system
+    message to fold and the tokenizer has a ``chat_template``; otherwise nothing is rendered.
+
+    Args:
+        tokenizer: A transformers tokenizer (the engine's own).
+        messages: The chat prompt (``role`` / ``content`` dicts).
+        **kwargs: As the engine will call ``apply_chat_template`` (``add_generation_prompt``,
+            ``continue_final_message``), so the check renders what the engine will render.
+
+    Raises:
+        jinja2.TemplateError: the template fails for another reason, or also without a system role.
+    """
+    msgs = [dict(m) for m in messages]
+    if not any(m.get("role") == "system" for m in msgs) or not getattr(tokenizer, "chat_template", None):
+        return msgs
+    return _render_folding(tokenizer, msgs, **{"tokenize": False, **kwargs})[1]
+
+
+def _render_folding(tokenizer: Any, messages: Messages, **kwargs: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """``(apply_chat_template result, the messages rendered)``: as given, or with the system prompt
+    folded into the first user turn when the template raises ``TemplateError`` on them."""
+    from jinja2 import TemplateError
+
+    msgs = [dict(m) for m in messages]
+    try:
+        return tokenizer.apply_chat_template(msgs, **kwargs), msgs
+    except TemplateError:
+        if not any(m.get("role") == "system" for m in msgs):
+            raise
+    folded = fold_system_prompt(msgs)
+    return tokenizer.apply_chat_template(folded, **kwargs), folded
+
+
+def fold_system_prompt(messages: Messages) -> list[dict[str, Any]]:
+    """``messages`` without system messages: their contents (joined by a blank line) are prepended,
+    followed by a blank line, to the first user message, or become a user message of their own
+    when no user message follows them.
+    """
+    system = [str(m.get("content") or "") for m in messages if m.get("role") == "system"]
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    if not system:
+        return rest
+    head = "\n\n".join(system)
+    for m in rest:
+        if m.get("role") == "user":
+            m["content"] = f"{head}\n\n{m.get('content') or ''}"
+            return rest
+    return [{"role": "user", "content": head}, *rest]
 
 
 def continue_prompt(messages: Messages, prefix: str) -> list[dict[str, str]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from judgerl.backends.base import progress_listener
+
 
 def plan_batches(
     lengths: Sequence[int], batch_size: int, max_batch_tokens: int, max_new_tokens: int
@@ -122,7 +124,9 @@ class RowWatcher(_stopping_criteria_base()):  # type: ignore[misc]
     Used as an extra stopping criterion of ``generate``: it always answers "not done" (the real
     criteria decide), but watches the newest token of every row; a row whose newest token is EOS
     or padding (which transformers emits for rows another criterion, e.g. a stop string, has
-    finished) is final, and ``on_done(row, new_token_ids)`` is called once for it.
+    finished) is final, and ``on_done(row, new_token_ids)`` is called once for it. It also reports
+    progress to the caller's :func:`~judgerl.backends.base.progress_listener` (the batch started at
+    its first step, then the tokens of the rows still running, once per step).
 
     Args:
         width: Padded prompt length of the batch (new tokens start at this column).
@@ -135,11 +139,16 @@ class RowWatcher(_stopping_criteria_base()):  # type: ignore[misc]
         self.done_ids = list(done_ids)
         self.on_done = on_done
         self.reported: set[int] = set()
+        self.listener = progress_listener()
 
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
         """``input_ids``: (batch, width + generated) token ids; returns (batch,) bools, all False."""
         import torch
 
+        if self.listener is not None:
+            if input_ids.shape[1] == self.width + 1:
+                self.listener.on_started(input_ids.shape[0], 0)
+            self.listener.on_tokens(input_ids.shape[0] - len(self.reported))
         last = input_ids[:, -1]
         finished = torch.isin(last, torch.tensor(self.done_ids, device=last.device))
         for i in torch.nonzero(finished).flatten().tolist():

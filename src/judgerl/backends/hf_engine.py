@@ -27,7 +27,11 @@ How :func:`generate_continuous` works (one ``HFBackend.generate`` call):
    it so active rows stay contiguous;
 4. sampling draws each row's tokens from its own generator seeded with the row's seed, one draw
    per generated token (the same stream as the static engine), so a row's tokens depend only on
-   its prompt and seed, never on the other rows.
+   its prompt and seed, never on the other rows;
+5. progress goes to the :class:`~judgerl.backends.base.ProgressListener` of the caller's
+   :func:`~judgerl.backends.base.reporting_progress` block, if any: ``on_started`` per admitted
+   prompt (with the tokens its prefill computed) and ``on_tokens`` once per decode step (one call
+   per step, not per row).
 
 Supported: decoder-only models whose layers all use full attention with the ``sdpa`` or
 ``eager`` attention implementation (Llama, Qwen2/3, SmolLM, Mistral without a sliding window...);
@@ -40,7 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from judgerl.backends.base import SamplingParams
+from judgerl.backends.base import SamplingParams, progress_listener
 from judgerl.backends.hf_batching import sample_rows
 from judgerl.backends.hf_decode import (MIN_SHARED, DecodePlan, chunked_lm_head, plan_chunks, same_prefix_kv,
                                         slot_attention_for)
@@ -253,6 +257,7 @@ def generate_continuous(
     active: list[_Row] = []
     queue = list(reversed(order))  # pop() gives the longest remaining
     sampled = seeds is not None and params.temperature > 0
+    listener = progress_listener()
 
     def choose(scores: Any, batch: list[_Row]) -> list[int]:
         if min_new and eos:
@@ -277,8 +282,12 @@ def generate_continuous(
         r = _Row(i, list(rows[i]))
         if sampled:
             r.generator = torch.Generator(device=device).manual_seed(int(seeds[i]))  # type: ignore[index]
+        computed = stats.prefill_tokens
         kv, logits = prefill(backend, r.prompt, prefix, stats)
         r.gen.append(choose(logits[None, :].clone(), [r])[0])
+        if listener is not None:
+            listener.on_started(1, stats.prefill_tokens - computed)
+            listener.on_tokens(1)
         if finished(r):
             report(r.index, r.gen)
             return None
@@ -313,6 +322,8 @@ def generate_continuous(
             stats.decode_row_tokens += n
             picks = choose(out.logits[:, -1, :].float(), active)
             stats.decode_s += time.perf_counter() - t0
+            if listener is not None:
+                listener.on_tokens(n)
             done = []
             for j, (r, t) in enumerate(zip(active, picks)):
                 r.gen.append(t)

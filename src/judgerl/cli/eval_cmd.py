@@ -8,6 +8,8 @@ from typing import Any, List, Optional
 
 import typer
 
+from judgerl.cli.judge_options import BASE_URL_OPTION, MODEL_ARG_OPTION
+
 
 class ToolsChoice(str, Enum):
     none = "none"
@@ -59,7 +61,14 @@ def print_runtime(backend: Any = None) -> None:
 def eval_command(
     model: str = typer.Option(..., "--model", "-m", help="Judge model: smollm2-135m, hf/<path>, openai/<model>, "
                               "vllm/<path>, scripted/<outputs.jsonl>, or a local directory."),
-    data: Path = typer.Option(..., "--data", "-d", help="Preference data file (any format judgerl.data reads)."),
+    model_arg: Optional[List[str]] = MODEL_ARG_OPTION,
+    base_url: Optional[str] = BASE_URL_OPTION,
+    data: Path = typer.Option(..., "--data", "-d", help="Preference data: a file (JSON/JSONL/parquet/CSV), a "
+                              "save_to_disk directory or a Hub dataset name (any format judgerl.data reads)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Split of a dataset directory / Hub dataset."),
+    data_config: Optional[str] = typer.Option(None, "--data-config", help="Configuration of a Hub dataset."),
+    label_map: Optional[List[str]] = typer.Option(None, "--label-map", help="With --field label=…: VALUE=first|"
+                                                  "second|tie (repeatable; an unmapped label is an error)."),
     format: Optional[str] = typer.Option(None, "--format", help="Data format (default: detected)."),
     field: Optional[List[str]] = typer.Option(None, "--field", help="Field mapping for generic JSON/JSONL data: "
                                               "CANONICAL=RECORD_FIELD, e.g. --field prompt=question "
@@ -74,7 +83,7 @@ def eval_command(
     top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass."),
     max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per generation (per round "
                                        "with tools)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for candidate order, sampling and bootstrap."),
+    seed: int = typer.Option(0, "--seed", help="Seed for candidate order and sampling."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the first N pairs."),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Judgments per judge call (the backend "
                                     "batches inside it; finished judgments leave the decode batch and queued ones "
@@ -95,7 +104,9 @@ def eval_command(
     unsafe_sandbox: bool = typer.Option(False, "--unsafe-sandbox", help="With --tools python where bubblewrap "
                                         "is missing: run model-written code in the fallback executor, which is "
                                         "NOT a security boundary (or set JUDGERL_UNSAFE_SANDBOX=1)."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress on stderr: tokens "
+                                  "generated of the expected total with the time left from the token rate, "
+                                  "judgments started and finished, running accuracy and invalid count."),
     verbose: bool = typer.Option(False, "--verbose", help="Print the runtime settings (OpenMP wait policy, "
                                  "threads) and the backend's engine before judging."),
 ) -> None:
@@ -115,13 +126,15 @@ def eval_command(
         typer.echo(f"error: --protocol {protocol}: {e}", err=True)
         raise SystemExit(2) from e
     try:
-        from judgerl.cli.data_cmd import parse_field_options
+        from judgerl.cli.data_cmd import parse_field_options, parse_label_map
 
         loaded = load_pairs(data, format=format, field_map=parse_field_options(field), skip_invalid=skip_invalid,
-                            limit=limit)
+                            limit=limit, split=split, config=data_config, label_map=parse_label_map(label_map))
     except (DataFormatError, OSError, ValueError) as e:
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(2) from e
+    if loaded.notice:
+        typer.echo(loaded.notice, err=True)
     if loaded.n_skipped:
         typer.echo(f"skipped {loaded.n_skipped} invalid records in {data}", err=True)
     if not loaded.pairs:
@@ -134,7 +147,9 @@ def eval_command(
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(2) from e
     sandbox = open_sandbox(tools is ToolsChoice.python, unsafe_sandbox)
-    backend = load_backend(model)
+    from judgerl.cli.judge_options import load_judge_backend
+
+    backend = load_judge_backend(model, model_arg, base_url)
     if verbose:
         print_runtime(backend)
     judge = Judge(proto, backend, params, sandbox=sandbox, max_tool_rounds=max_tool_rounds,
@@ -170,6 +185,10 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
         f"position-consistent {pct(summary['position_consistent_accuracy'])}  flip {pct(summary['flip_rate'])}  "
         f"tie {pct(summary['tie_rate'])}  invalid {pct(summary['invalid_rate'])}"
     )
+    from judgerl.eval.benchmark_report import benchmark_summary_lines
+
+    for line in benchmark_summary_lines(summary.get("benchmark")):  # each benchmark's official number
+        typer.echo(line)
     if "tool_use_rate" in summary:
         typer.echo(f"tool use {pct(summary['tool_use_rate'])}  tool errors {pct(summary['tool_error_rate'])}  "
                    f"mean tool rounds {summary['mean_tool_rounds']:.2f}")

@@ -8,10 +8,14 @@ from typing import List, Optional
 
 import typer
 
+from judgerl.cli.judge_options import BASE_URL_OPTION, MODEL_ARG_OPTION
+
 
 def label_command(
     judge: str = typer.Option(..., "--judge", "-j", help="'ifeval' (the programmatic IFEval gold judge) or a judge "
                               "model: smollm2-135m, hf/<path>, openai/<model>, vllm/<path>, scripted/<file>, a dir."),
+    model_arg: Optional[List[str]] = MODEL_ARG_OPTION,
+    base_url: Optional[str] = BASE_URL_OPTION,
     data: Path = typer.Option(..., "--data", "-d", help="Instruction–response records (JSON / JSONL): prompt, "
                               "response, optional id."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (labels.jsonl, run.json, summary.json)."),
@@ -39,6 +43,7 @@ def label_command(
     import json
 
     from judgerl.cli.data_cmd import parse_field_options
+    from judgerl.cli.judge_options import backend_kwargs
     from judgerl.eval.store import RunConfigMismatch
     from judgerl.expected import ExpectedScoreUnavailable
     from judgerl.label import load_label_records, run_label
@@ -56,7 +61,8 @@ def label_command(
     try:
         scorer = load_scorer(judge, scale=parse_scale(scale), mode=score_mode, samples=samples,
                              max_new_tokens=max_new_tokens, temperature=temperature, force_answer=force_answer,
-                             seed=seed, ifeval_data=str(ifeval_data) if ifeval_data else None)
+                             seed=seed, ifeval_data=str(ifeval_data) if ifeval_data else None,
+                             backend_kwargs=backend_kwargs(judge, model_arg, base_url))
     except ExpectedScoreUnavailable as e:
         typer.echo(f"error: --score-mode expected: {e}", err=True)
         raise SystemExit(2) from e

@@ -10,6 +10,8 @@ from typing import List, Optional
 
 import typer
 
+from judgerl.cli.judge_options import BASE_URL_OPTION, MODEL_ARG_OPTION
+
 
 class Combine(str, Enum):
     mean = "mean"
@@ -23,6 +25,8 @@ def _default_data_dir() -> Path:
 def probe_command(
     judge: List[str] = typer.Option(..., "--judge", "-m", help="Judge model (smollm2-135m, hf/<path>, openai/<model>, "
                                     "vllm/<path>, scripted/<file>, a local directory). Repeat for an ensemble."),
+    model_arg: Optional[List[str]] = MODEL_ARG_OPTION,
+    base_url: Optional[str] = BASE_URL_OPTION,
     combine: Combine = typer.Option(Combine.mean, "--combine", help="How an ensemble (several --judge) combines: "
                                     "mean or min."),
     protocol: str = typer.Option("pos", "--protocol", "-p", help="Pointwise or pairwise protocol: pos, pav, pas, "
@@ -50,7 +54,7 @@ def probe_command(
     max_new_tokens: int = typer.Option(256, "--max-new-tokens", min=1, help="Tokens per judgment."),
     force_answer: bool = typer.Option(False, "--force-answer", help="Prefill the answer tag when a judgment ends "
                                       "without its final answer."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the prompt draw, sampling and bootstrap."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the prompt draw and sampling."),
     batch_size: int = typer.Option(16, "--batch-size", min=1, help="Judgments per backend call and durable write."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (judgments.jsonl, summary.json, report.md, "
                              "probe_pass_rates.png)."),
@@ -82,7 +86,8 @@ def probe_command(
         root = data_dir if data_dir is not None else _default_data_dir()
         items = load_probe_prompts(root, [s.strip() for s in sources.split(",") if s.strip()], n_per_source, seed)
         data_info = str(root)
-    judges = [make_judge(m, proto, params, force_answer=force_answer, seed=seed) for m in judge]
+    judges = [make_judge(m, proto, params, force_answer=force_answer, seed=seed,
+                        model_arg=model_arg, base_url=base_url) for m in judge]
     j = judges[0] if len(judges) == 1 else JudgeEnsemble(judges, combine=combine.value)
     info = {"data": data_info, "sources": sources if prompts is None else None, "n_per_source": n_per_source,
             "models": list(judge)}

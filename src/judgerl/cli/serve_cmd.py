@@ -6,6 +6,8 @@ from typing import List, Optional
 
 import typer
 
+from judgerl.cli.judge_options import BASE_URL_OPTION, MODEL_ARG_OPTION
+
 
 def serve_command(
     model: str = typer.Option(..., "--model", "-m", help="Judge model: smollm2-135m, hf/<path>, openai/<model>, "
@@ -16,8 +18,12 @@ def serve_command(
                                                      "(repeatable), e.g. max_score=9."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (0.0.0.0 exposes the server)."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint of an openai/<model> judge "
-                                           "(default: $OPENAI_BASE_URL)."),
+    base_url: Optional[str] = BASE_URL_OPTION,
+    model_arg: Optional[List[str]] = MODEL_ARG_OPTION,
+    policy_tokenizer: Optional[str] = typer.Option(None, "--policy-tokenizer", help="The policy's tokenizer "
+                                                   "directory: /get_reward strips its chat-template markers (any "
+                                                   "model) from OpenRLHF queries. Default: the common families "
+                                                   "(ChatML, Llama-3, Gemma, Phi-3, DeepSeek-R1, Mistral)."),
     max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per judgment."),
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
     top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass."),
@@ -55,7 +61,8 @@ def serve_command(
     (OpenRLHF), /health."""
     import uvicorn
 
-    from judgerl.backends import SamplingParams, load_backend
+    from judgerl.backends import SamplingParams
+    from judgerl.cli.judge_options import backend_kwargs, load_judge_backend
     from judgerl.cli.eval_cmd import open_sandbox, parse_protocol_args, print_runtime
     from judgerl.judge import Judge
     from judgerl.protocols import get_protocol
@@ -65,6 +72,13 @@ def serve_command(
         typer.echo(f"error: --tools must be 'none' or 'python', got {tools!r}", err=True)
         raise SystemExit(2)
     try:
+        markup: dict = {}
+        if policy_tokenizer is not None:
+            from judgerl.serve.chat_markup import DEFAULT_STRIP_TOKENS, load_policy_markup
+
+            derived = load_policy_markup(policy_tokenizer)
+            markup = {"chat_markups": (derived,),
+                      "strip_tokens": tuple(dict.fromkeys(derived.end_tokens + DEFAULT_STRIP_TOKENS))}
         proto = get_protocol(protocol, **parse_protocol_args(protocol_arg))
         params = SamplingParams(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p)
         config = ServeConfig(
@@ -78,22 +92,18 @@ def serve_command(
             invalid_reward=invalid_reward,
             pairwise_both_orders=both_orders,
             score_mode=score_mode,
+            **markup,
         )
+        kwargs = backend_kwargs(model, model_arg, base_url)
     except (ValueError, TypeError) as e:
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(2) from e
-    kwargs: dict = {}
-    if base_url is not None:
-        if not model.startswith("openai/"):
-            typer.echo("error: --base-url only applies to openai/<model> judges", err=True)
-            raise SystemExit(2)
-        kwargs["base_url"] = base_url
     if batch_size is not None:
         kwargs["batch_size"] = batch_size
     _check_port(host, port)  # before loading a model: a taken port fails in a second, not a minute
     sandbox = open_sandbox(tools == "python", unsafe_sandbox)
     try:
-        backend = load_backend(model, **kwargs)
+        backend = load_judge_backend(model, **kwargs)
         judge = Judge(proto, backend, params, sandbox=sandbox, max_tool_rounds=max_tool_rounds,
                       force_answer=force_answer, seed=seed)
         app = create_app(judge, config=config)

@@ -8,6 +8,11 @@ Files are recognised by content, not by name:
 
 Python's :mod:`json` accepts the bare ``NaN`` / ``Infinity`` tokens some exported datasets
 contain (e.g. PandaLM written by pandas); converters treat a NaN text field as missing.
+
+Other sources go through the Hugging Face ``datasets`` library (:func:`iter_source`): parquet, CSV/TSV
+and Arrow files, ``Dataset.save_to_disk`` / ``DatasetDict.save_to_disk`` directories, and Hub dataset
+names (``allenai/reward-bench-2``, with a split and config). JSON / JSON Lines stay on the reader
+above, which names the line of a bad record; rows of the other sources are named ``row N``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import gzip
 import io
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -144,6 +150,103 @@ def _prepend(head: str, fh: IO[str]) -> Iterator[str]:
     first = fh.readline()
     yield head + first
     yield from fh
+
+
+#: File suffix -> the ``datasets`` packaged builder that reads it.
+TABULAR_BUILDERS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".arrow": "arrow"}
+_HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+def iter_source(source: str | Path, split: str | None = None, config: str | None = None) -> Iterator[RawRecord]:
+    """Yield the records of any supported source, in order (see the module docstring).
+
+    Args:
+        source: A JSON / JSON Lines (gzip allowed), parquet, CSV/TSV or Arrow file; a ``save_to_disk``
+            directory; or a Hub dataset name ``owner/name`` that is not a local path.
+        split: The split of a ``DatasetDict`` directory or Hub dataset (default: its only split).
+        config: The Hub dataset's configuration name.
+
+    Raises:
+        FileNotFoundError: a local path that does not exist and is not a Hub name.
+        DataFormatError: a directory that is not a saved dataset, an unknown split (the message lists
+            the splits), a Hub dataset that cannot be loaded (offline: one line saying so), or a
+            file the ``datasets`` library cannot read.
+    """
+    p = Path(source)
+    if p.is_dir():
+        yield from _iter_dataset(source, _load_from_disk(source), split)
+    elif p.exists():
+        builder = TABULAR_BUILDERS.get(p.suffix.lower())
+        if builder is None:
+            if split is not None or config is not None:
+                raise DataFormatError(source, None, None, "--split / --config only apply to datasets "
+                                      "(parquet, CSV, save_to_disk directories, Hub names), not JSON files")
+            yield from iter_records(source)
+            return
+        yield from _iter_dataset(source, _load(source, builder, data_files=str(p), delimiter="\t"
+                                               if p.suffix.lower() == ".tsv" else None), split)
+    elif _HUB_NAME.fullmatch(str(source)) and not p.suffix:
+        yield from _iter_dataset(source, _load_hub(str(source), config, split), split)
+    else:
+        raise FileNotFoundError(f"{source}: no such file or directory (nor a Hub dataset name owner/name)")
+
+
+def _datasets() -> Any:
+    try:
+        import datasets
+    except ImportError as e:  # pragma: no cover - a core dependency
+        raise DataFormatError("datasets", None, None, "the 'datasets' package is needed: pip install datasets") from e
+    datasets.utils.logging.disable_progress_bar()
+    return datasets
+
+
+def _load_from_disk(source: str | Path) -> Any:
+    datasets = _datasets()
+    p = Path(source)
+    if not ((p / "dataset_info.json").exists() or (p / "dataset_dict.json").exists() or (p / "state.json").exists()):
+        raise DataFormatError(source, None, None, "is a directory but not a saved dataset (no dataset_info.json / "
+                              "dataset_dict.json from Dataset.save_to_disk); name a data file inside it")
+    try:
+        return datasets.load_from_disk(str(p))
+    except (OSError, ValueError) as e:
+        raise DataFormatError(source, None, None, f"could not be read as a saved dataset: {e}") from e
+
+
+def _load(source: str | Path, builder: str, **kwargs: Any) -> Any:
+    datasets = _datasets()
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    try:
+        return datasets.load_dataset(builder, split="train", **kwargs)
+    except Exception as e:  # the builders raise many types (ArrowInvalid, DatasetGenerationError, ...)
+        raise DataFormatError(source, None, None, f"could not be read as {builder}: {str(e).splitlines()[0][:300]}") \
+            from e
+
+
+def _load_hub(name: str, config: str | None, split: str | None) -> Any:
+    datasets = _datasets()
+    offline = bool(getattr(datasets.config, "HF_HUB_OFFLINE", False)) or os.environ.get("HF_HUB_OFFLINE") == "1"
+    try:
+        return datasets.load_dataset(name, config, split=split)
+    except Exception as e:
+        first = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        how = "offline (HF_HUB_OFFLINE=1)" if offline else "the Hub could not be reached or has no such dataset"
+        raise DataFormatError(name, None, None, f"is not a local file and could not be loaded as a Hugging Face "
+                              f"Hub dataset: {how} ({type(e).__name__}: {first}); download it where the Hub is "
+                              "reachable (datasets.load_dataset(...).save_to_disk(DIR)) and pass DIR") from None
+
+
+def _iter_dataset(source: str | Path, data: Any, split: str | None) -> Iterator[RawRecord]:
+    if hasattr(data, "keys") and not hasattr(data, "features"):  # a DatasetDict
+        splits = list(data.keys())
+        if split is None:
+            if len(splits) != 1:
+                raise DataFormatError(source, None, None, f"has splits {splits}; choose one with --split (split=)")
+            split = splits[0]
+        if split not in data:
+            raise DataFormatError(source, None, None, f"has no split {split!r}; its splits: {splits}")
+        data = data[split]
+    for i, row in enumerate(data):
+        yield RawRecord(index=i, location=f"row {i}", value=dict(row))
 
 
 def write_pairs_jsonl(pairs: Iterable[PreferencePair], path: str | Path) -> int:

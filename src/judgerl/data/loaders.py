@@ -3,7 +3,12 @@
 Formats (see :mod:`judgerl.data.formats` for each one's fields and label rules): ``llmbar``,
 ``pandalm``, ``judgebench``, ``rmbench``, ``autoj``, ``rewardbench``, ``hh-rlhf``, ``generic``
 (with a field map) and ``judgerl`` (the canonical JSONL of :func:`write_pairs_jsonl`).
-Files may be JSON arrays or JSON Lines, optionally gzipped.
+Sources: JSON arrays or JSON Lines (optionally gzipped), parquet / CSV / Arrow files,
+``save_to_disk`` directories and Hub dataset names (:func:`judgerl.data.io.iter_source`).
+
+A detected format is never a silent guess: the detection notice (``LoadResult.notice``, logged and
+printed by the CLI) says which format was chosen and why; when two formats fit the records equally
+the load stops and asks for ``format=`` / ``--format``.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from typing import Any
 from judgerl.data.errors import DataFormatError, FieldError
 from judgerl.data.formats import ALIASES, FORMATS
 from judgerl.data.formats.base import RecordContext, dataset_stem
-from judgerl.data.formats.generic import validate_field_map
-from judgerl.data.io import RawRecord, iter_records
+from judgerl.data.formats.generic import validate_field_map, validate_label_map
+from judgerl.data.io import RawRecord, iter_source
 from judgerl.types import PreferencePair
 
 logger = logging.getLogger(__name__)
@@ -46,6 +51,8 @@ class LoadResult:
         identical_ids: Ids of the non-tie pairs whose two responses are the same text (compared
             with runs of whitespace collapsed). They are kept, marked ``meta["identical_responses"]
             = True``: no judge can be position-consistent on them, so metrics report them apart.
+        notice: For a detected format: one line saying which format was chosen and why
+            (e.g. ``"format 'helpsteer3' detected: 20 of 20 sampled records have its fields (…)"``).
     """
 
     path: str
@@ -55,6 +62,7 @@ class LoadResult:
     n_skipped: int = 0
     errors: list[str] = field(default_factory=list)
     identical_ids: list[str] = field(default_factory=list)
+    notice: str | None = None
 
     @property
     def n_ties(self) -> int:
@@ -120,7 +128,7 @@ def _sample_objects(path: str | Path, records: Iterator[RawRecord], n: int) -> l
     return sample
 
 
-def detect_format(path: str | Path) -> str:
+def detect_format(path: str | Path, split: str | None = None, config: str | None = None) -> str:
     """Name of the format of ``path``, judged from the keys of its first records.
 
     Each of the first :data:`DETECT_RECORDS` JSON-object records votes for the formats its keys
@@ -134,7 +142,12 @@ def detect_format(path: str | Path) -> str:
             for the most votes. The message lists the first record's keys and every known
             format with its fields. (``generic`` is never detected: name it, or pass a field map.)
     """
-    with closing(iter_records(path)) as records:
+    return _detect(path, split, config)[0]
+
+
+def _detect(path: str | Path, split: str | None, config: str | None) -> tuple[str, str]:
+    """(format, notice) of :func:`detect_format`."""
+    with closing(iter_source(path, split, config)) as records:
         sample = _sample_objects(path, records, DETECT_RECORDS)
     votes = Counter(name for raw in sample for name in _formats_matching(raw.value))
     first = sample[0]
@@ -143,7 +156,13 @@ def detect_format(path: str | Path) -> str:
         top = max(votes.values())
         found = [name for name in FORMATS if votes.get(name) == top]
         if len(found) == 1:
-            return found[0]
+            others = ", ".join(f"{n!r} ({c})" for n, c in votes.most_common() if n != found[0])
+            notice = (f"format {found[0]!r} detected: {top} of {len(sample)} sampled records have its fields "
+                      f"({FORMATS[found[0]].description})"
+                      + (f"; fewer records fit {others}" if others else "")
+                      + "; pass --format to choose another")
+            logger.info("%s: %s", path, notice)
+            return found[0], notice
         reason = f"record keys [{keys}] fit several formats ({', '.join(found)}); name one with format="
     else:
         rest = len(sample) - 1
@@ -162,11 +181,16 @@ def load_pairs(
     field_map: Mapping[str, str] | None = None,
     skip_invalid: bool = False,
     limit: int | None = None,
+    *,
+    split: str | None = None,
+    config: str | None = None,
+    label_map: Mapping[str, str] | None = None,
 ) -> LoadResult:
     """Read a preference-data file into canonical pairs.
 
     Args:
-        path: JSON array or JSON Lines file, optionally gzipped.
+        path: JSON array or JSON Lines file (optionally gzipped), parquet / CSV / Arrow file,
+            ``save_to_disk`` directory or Hub dataset name (:func:`judgerl.data.io.iter_source`).
         format: Format name (see :data:`judgerl.data.formats.FORMATS`; case-insensitive,
             aliases accepted). ``None``: detect from the first records, or ``"generic"`` when
             ``field_map`` is given.
@@ -176,6 +200,10 @@ def load_pairs(
             and described in ``errors``. File-level problems (unreadable file, broken JSON
             array, unknown format) still raise.
         limit: Stop after this many pairs (``None`` = all).
+        split: Split of a dataset directory / Hub dataset (default: its only split).
+        config: Hub dataset configuration.
+        label_map: For ``generic`` with a ``label`` field: label value -> ``"first"`` / ``"second"``
+            / ``"tie"`` (CLI ``--label-map``); an unmapped value is an error.
 
     Returns:
         A :class:`LoadResult`. Ids are unique inside the file.
@@ -192,11 +220,15 @@ def load_pairs(
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
-    fmt, fmap = _resolve_format(path, format, field_map)
-    result = LoadResult(path=str(path), format=fmt)
-    with closing(iter_records(path)) as records:
+    fmt, fmap, notice = _resolve_format(path, format, field_map, split, config)
+    lmap = validate_label_map(label_map) if label_map else None
+    if lmap and fmt != "generic":
+        raise ValueError("label_map is only used by format 'generic' with a 'label' field")
+    result = LoadResult(path=str(path), format=fmt, notice=notice)
+    with closing(iter_source(path, split, config)) as records:
         _convert_all(
-            records, path, fmt, fmap, skip_invalid, limit, checked_first=format is None, result=result
+            records, path, fmt, fmap, skip_invalid, limit, checked_first=format is None, result=result,
+            label_map=lmap,
         )
     if result.n_records == 0:
         raise DataFormatError(path, None, None, "contains no records")
@@ -235,6 +267,7 @@ def _convert_all(
     *,
     checked_first: bool,
     result: LoadResult,
+    label_map: dict[str, str] | None = None,
 ) -> None:
     """Convert ``records`` into ``result`` (pairs, counts, skip messages); see :func:`load_pairs`."""
     spec = FORMATS[fmt]
@@ -254,7 +287,7 @@ def _convert_all(
             if not checked_first:
                 checked_first = True
                 _check_named_format(path, raw, fmt)
-            ctx = RecordContext(path=Path(path), stem=stem, index=raw.index, field_map=fmap)
+            ctx = RecordContext(path=Path(path), stem=stem, index=raw.index, field_map=fmap, label_map=label_map)
             try:
                 pairs = spec.convert(raw.value, ctx)
             except FieldError as e:
@@ -276,19 +309,23 @@ def _convert_all(
 
 
 def _resolve_format(
-    path: str | Path, format: str | None, field_map: Mapping[str, str] | None
-) -> tuple[str, dict[str, str] | None]:
+    path: str | Path, format: str | None, field_map: Mapping[str, str] | None,
+    split: str | None = None, config: str | None = None,
+) -> tuple[str, dict[str, str] | None, str | None]:
     fmt = normalize_format(format) if format is not None else None
     if field_map:
         if fmt not in (None, "generic"):
             raise ValueError(f"field_map is only used by format 'generic', not {fmt!r}")
-        return "generic", validate_field_map(field_map)
+        return "generic", validate_field_map(field_map), None
     if fmt == "generic":
         raise ValueError(
             "format 'generic' needs field_map, "
             "e.g. {'prompt': 'question', 'chosen': 'good', 'rejected': 'bad'}"
         )
-    return (fmt if fmt is not None else detect_format(path)), None
+    if fmt is not None:
+        return fmt, None, None
+    detected, notice = _detect(path, split, config)
+    return detected, None, notice
 
 
 def _check_named_format(path: str | Path, raw: RawRecord, fmt: str) -> None:

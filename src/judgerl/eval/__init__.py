@@ -7,7 +7,8 @@ recomputes the summary metrics from records (definitions in :mod:`judgerl.eval.m
 """
 
 from judgerl.aggregate import majority_vote
-from judgerl.eval.metrics import RecordError, aggregate_pairs, bootstrap_ci, compute_metrics
+from judgerl.eval.intervals import bootstrap_ci, mean_ci, proportion_ci
+from judgerl.eval.metrics import RecordError, aggregate_pairs, compute_metrics
 from judgerl.eval.plan import first_order, plan_units
 from judgerl.eval.report import format_report, plot_accuracy_by_source, write_report
 from judgerl.eval.runner import run_eval
@@ -22,8 +23,10 @@ __all__ = [
     "first_order",
     "format_report",
     "majority_vote",
+    "mean_ci",
     "plan_units",
     "plot_accuracy_by_source",
+    "proportion_ci",
     "read_judgments",
     "run_eval",
     "write_report",

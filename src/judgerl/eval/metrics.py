@@ -21,7 +21,9 @@ preference, i.e. ``gold_tie`` false; gold-tie pairs are reported separately unde
   invalid. Invalid outputs are never turned into a tie or a default.
 * **judgment**: one (pair, order). With N samples its choice is the majority vote over the valid
   samples' choices (test-time scaling); a shared top count is a vote ``"tie"``; all samples invalid
-  makes the judgment invalid. Pointwise: one judgment per pair, comparing the mean of the valid
+  makes the judgment invalid, and so does one sample whose answer was quoted from a response
+  (``quoted_answer``: the rule of :func:`judgerl.aggregate.aggregate_decisions`, one statement of it
+  in :func:`judgerl.aggregate.voided_by_quote`). Pointwise: one judgment per pair, comparing the mean of the valid
   scores of the chosen response with that of the rejected one (equal means -> ``"tie"``; a response
   with no valid score makes the judgment invalid).
 * ``accuracy``: fraction of judgments whose choice is ``"chosen"``; ties and invalid judgments
@@ -38,8 +40,9 @@ preference, i.e. ``gold_tie`` false; gold-tie pairs are reported separately unde
   ``judgment_invalid_rate``: fraction of judgments invalid after voting.
 * ``position_a_rate``: pairwise / listwise only, fraction of valid non-tie samples that picked the
   response in the first position (0.5 = no position bias).
-* 95% confidence intervals: percentile bootstrap over pairs (Efron & Tibshirani 1993), numpy RNG
-  with a fixed seed.
+* 95% confidence intervals of ``accuracy`` and ``position_consistent_accuracy``: Wilson score
+  intervals over pairs (Wilson 1927; :func:`judgerl.eval.intervals.mean_ci`: a pair's value is
+  its accuracy over its orders, in [0, 1]), never of zero width (10/10 correct -> [0.72, 1.0]).
 * With gold scores: Krippendorff's alpha (interval level; Krippendorff 2011) between the judge's
   mean predicted score per response and the gold score, plus Spearman's rho and Kendall's tau-b
   (scipy). Predicted scores come from pointwise scores or from pairwise score protocols (PaS/PaVS).
@@ -57,7 +60,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from judgerl.aggregate import majority_vote
+from judgerl.aggregate import majority_vote, vote_choices, voided_by_quote  # noqa: F401 (majority_vote re-exported)
+from judgerl.eval.intervals import mean_ci
 
 KINDS = ("pairwise", "pointwise", "listwise")
 PAIRWISE_ORDERS = ("AB", "BA")
@@ -192,6 +196,7 @@ def aggregate_pairs(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[Pai
     kind = _validate(records)
     outcomes: dict[str, PairOutcome] = {}
     by_order: dict[tuple[str, str], list[str | None]] = defaultdict(list)
+    reasons: dict[tuple[str, str], list[str | None]] = defaultdict(list)  # the aggregate's quote rule
     scores: dict[tuple[str, str], list[float]] = defaultdict(list)
     for i, r in enumerate(records):
         pid = str(r["pair_id"])
@@ -208,6 +213,7 @@ def aggregate_pairs(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[Pai
         valid = bool(r["decision"].get("valid"))
         if not valid:
             o.invalid_samples += 1
+        reasons[(pid, r["order"])].append(None if valid else r["decision"].get("invalid_reason"))
         if kind == "pointwise":
             s = _pointwise_score(r)
             if valid and s is None:
@@ -224,13 +230,13 @@ def aggregate_pairs(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[Pai
             scores[(pid, "chosen")].append(float(sc[ci]))
             scores[(pid, "rejected")].append(float(sc[1 - ci]))
     for (pid, order), choices in by_order.items():
-        outcomes[pid].judgments[order] = majority_vote(choices)
+        outcomes[pid].judgments[order] = vote_choices(choices, reasons[(pid, order)])
     for (pid, resp), vals in scores.items():
         outcomes[pid].pred_scores[resp] = float(np.mean(vals))
     if kind == "pointwise":
         for pid, o in outcomes.items():
             c, rj = o.pred_scores.get("chosen"), o.pred_scores.get("rejected")
-            if c is None or rj is None:
+            if c is None or rj is None or voided_by_quote(reasons[(pid, "chosen")] + reasons[(pid, "rejected")]):
                 choice = None
             elif math.isclose(c, rj, rel_tol=0.0, abs_tol=1e-9):
                 choice = "tie"
@@ -238,38 +244,6 @@ def aggregate_pairs(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[Pai
                 choice = "chosen" if c > rj else "rejected"
             o.judgments["pointwise"] = choice
     return kind, list(outcomes.values())
-
-
-def bootstrap_ci(
-    values: Sequence[float] | np.ndarray, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
-) -> tuple[float, float] | None:
-    """Percentile-bootstrap confidence interval of a mean.
-
-    Args:
-        values: Per-pair values, shape (n,) (e.g. each pair's accuracy over its orders).
-        n_resamples: Bootstrap resamples (each draws n values with replacement).
-        seed: Seed of numpy's ``default_rng``; the same inputs give the same interval.
-        confidence: Interval mass, e.g. 0.95.
-
-    Returns:
-        ``(low, high)`` or ``None`` when ``values`` is empty.
-
-    Raises:
-        ValueError: ``n_resamples < 1`` or ``confidence`` not in (0, 1).
-    """
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    arr = np.asarray(values, dtype=float)
-    if arr.size == 0:
-        return None
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, arr.size, size=(n_resamples, arr.size))
-    means = arr[idx].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(means, [alpha, 1 - alpha])
-    return float(lo), float(hi)
 
 
 def _mean(xs: Sequence[float | bool]) -> float | None:
@@ -336,8 +310,13 @@ def score_agreement(pred: Sequence[float], gold: Sequence[float]) -> dict[str, A
     return out
 
 
+def _ci(values: Sequence[float], confidence: float) -> list[float] | None:
+    ci = mean_ci(values, confidence)
+    return None if ci is None else list(ci)
+
+
 def _core_metrics(kind: str, outcomes: Sequence[PairOutcome], invalid_samples: int, n_samples: int,
-                  n_bootstrap: int, ci_seed: int, confidence: float) -> dict[str, Any]:
+                  confidence: float) -> dict[str, Any]:
     judgments = [c for o in outcomes for c in o.judgments.values()]
     correct = [c == "chosen" for c in judgments]
     valid_correct = [c == "chosen" for c in judgments if c is not None]
@@ -357,19 +336,16 @@ def _core_metrics(kind: str, outcomes: Sequence[PairOutcome], invalid_samples: i
         "n_judgments": len(judgments),
         "n_samples": n_samples,
         "accuracy": _mean(correct),
-        "accuracy_ci": bootstrap_ci(pair_acc, n_bootstrap, ci_seed, confidence),
+        "accuracy_ci": _ci(pair_acc, confidence),
         "accuracy_valid_only": _mean(valid_correct),
         "position_consistent_accuracy": _mean(pair_pca),
-        "position_consistent_accuracy_ci": bootstrap_ci(pair_pca, n_bootstrap, ci_seed, confidence),
+        "position_consistent_accuracy_ci": _ci(pair_pca, confidence),
         "flip_rate": None if kind == "pointwise" else _mean(flips),
         "n_flip_pairs": None if kind == "pointwise" else len(flips),
         "tie_rate": _mean([c == "tie" for c in judgments]),
         "invalid_rate": invalid_samples / n_samples if n_samples else None,
         "judgment_invalid_rate": _mean([c is None for c in judgments]),
     }
-    if m["accuracy_ci"] is not None:
-        m["accuracy_ci"] = list(m["accuracy_ci"])
-        m["position_consistent_accuracy_ci"] = list(m["position_consistent_accuracy_ci"])
     if kind != "pointwise":
         first = [o.judgments[o.first_order] == "chosen" for o in outcomes
                  if o.first_order is not None and o.first_order in o.judgments]
@@ -382,8 +358,6 @@ def _core_metrics(kind: str, outcomes: Sequence[PairOutcome], invalid_samples: i
 def compute_metrics(
     judgment_records: Sequence[Mapping[str, Any]],
     *,
-    n_bootstrap: int = 1000,
-    ci_seed: int = 0,
     confidence: float = 0.95,
     tools: bool | None = None,
 ) -> dict[str, Any]:
@@ -391,9 +365,8 @@ def compute_metrics(
 
     Args:
         judgment_records: Records as written to ``judgments.jsonl`` (one per judgment sample).
-        n_bootstrap: Bootstrap resamples for the confidence intervals.
-        ci_seed: Seed of the bootstrap RNG.
-        confidence: Confidence level of the intervals (default 95%).
+        confidence: Confidence level of the Wilson score intervals (default 95%; no resampling,
+            so the intervals need no seed).
         tools: Whether the judge ran code: True/False report / omit the tool metrics; None
             reports them when a record's trajectory has tool calls or a code / tool segment.
 
@@ -426,7 +399,7 @@ def compute_metrics(
     scored_records = [r for r in judgment_records if str(r["pair_id"]) not in apart]
     n_invalid = sum(o.invalid_samples for o in scored)
     m: dict[str, Any] = {"kind": kind, "n_pairs_total": len(outcomes)}
-    m.update(_core_metrics(kind, scored, n_invalid, len(scored_records), n_bootstrap, ci_seed, confidence))
+    m.update(_core_metrics(kind, scored, n_invalid, len(scored_records), confidence))
     m["invalid_reasons"] = dict(Counter(
         str(r["decision"].get("invalid_reason") or "unknown")
         for r in scored_records if not r["decision"].get("valid")
@@ -449,7 +422,7 @@ def compute_metrics(
         for value in sorted({key(o) for o in scored}):
             outs = [o for o in scored if key(o) == value]
             out[value] = _core_metrics(kind, outs, sum(o.invalid_samples for o in outs), sum(o.samples for o in outs),
-                                       n_bootstrap, ci_seed, confidence)
+                                       confidence)
         return out
 
     m["by_source"] = breakdown(lambda o: o.source)
@@ -457,7 +430,7 @@ def compute_metrics(
         m["by_difficulty"] = breakdown(lambda o: o.difficulty or "(none)")
     m["identical_responses"] = (
         _core_metrics(kind, same, sum(o.invalid_samples for o in same), sum(o.samples for o in same),
-                      n_bootstrap, ci_seed, confidence) if same else None
+                      confidence) if same else None
     )
     if ties:
         tj = [c for o in ties for c in o.judgments.values()]

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from judgerl.eval.benchmark_report import benchmark_lines
+
 REPORT_FILE = "report.md"
 PLOT_FILE = "accuracy_by_source.png"
 
@@ -30,18 +32,16 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def plot_accuracy_by_source(summary: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
-    """Horizontal bar chart of accuracy per source with 95% bootstrap CIs; writes a PNG.
+    """Horizontal bar chart of accuracy per source with 95% Wilson CIs; writes a PNG.
 
     Sources come from ``summary["by_source"]`` (the overall value is drawn as a dashed line). Uses
-    matplotlib's non-interactive Agg backend.
+    matplotlib's object-oriented API on its Agg canvas: no ``pyplot`` (whose import and backend
+    selection cost ~0.3-0.8 s of every ``judgerl eval``), no global figure state.
 
     Returns:
         The PNG path.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     by = summary.get("by_source") or {}
     names = list(by) or ["(all)"]
@@ -52,25 +52,23 @@ def plot_accuracy_by_source(summary: Mapping[str, Any], path: str | os.PathLike[
         ci = r.get("accuracy_ci")
         lo.append(max(0.0, a - 100 * ci[0]) if ci else 0.0)
         hi.append(max(0.0, 100 * ci[1] - a) if ci else 0.0)
-    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.45 * len(names)))
-    try:
-        y = range(len(names))
-        ax.barh(list(y), acc, xerr=[lo, hi], color="#4c72b0", capsize=3)
-        ax.set_yticks(list(y), [n or "(no source)" for n in names])
-        ax.invert_yaxis()
-        if summary.get("accuracy") is not None:
-            ax.axvline(100 * summary["accuracy"], color="k", ls="--", lw=1, label="overall")
-            ax.legend(loc="lower right")
-        ax.set_xlim(0, 100)
-        ax.set_xlabel("accuracy (%) with 95% bootstrap CI")
-        cfg = summary.get("config") or {}
-        proto = (cfg.get("protocol") or {}).get("name", "")
-        ax.set_title(f"{cfg.get('model', '')} · {proto}".strip(" ·"), fontsize=9)
-        fig.tight_layout()
-        out = Path(path)
-        fig.savefig(out, dpi=110)
-    finally:
-        plt.close(fig)
+    fig = Figure(figsize=(7, 1.2 + 0.45 * len(names)))
+    ax = fig.subplots()
+    y = range(len(names))
+    ax.barh(list(y), acc, xerr=[lo, hi], color="#4c72b0", capsize=3)
+    ax.set_yticks(list(y), [n or "(no source)" for n in names])
+    ax.invert_yaxis()
+    if summary.get("accuracy") is not None:
+        ax.axvline(100 * summary["accuracy"], color="k", ls="--", lw=1, label="overall")
+        ax.legend(loc="lower right")
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("accuracy (%) with 95% Wilson CI over pairs")
+    cfg = summary.get("config") or {}
+    proto = (cfg.get("protocol") or {}).get("name", "")
+    ax.set_title(f"{cfg.get('model', '')} · {proto}".strip(" ·"), fontsize=9)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=110)
     return out
 
 
@@ -127,6 +125,7 @@ def format_report(summary: Mapping[str, Any], plot_file: str | None = PLOT_FILE)
     lines += ["", "Ties and invalid judgments count as wrong in accuracy; invalid outputs are never "
               "counted as ties. Pointwise judging has no order: its position-consistent accuracy equals "
               "its accuracy and the flip rate is undefined (–).", ""]
+    lines += benchmark_lines(summary.get("benchmark"))
     by = summary.get("by_source") or {}
     if by:
         lines += ["## By source", ""]

@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from judgerl.eval.benchmarks import bench_fields, benchmark_scores
 from judgerl.eval.metrics import compute_metrics, sample_choice
 from judgerl.eval.plan import WorkUnit, pair_hash, plan_units, prompt_hash
 from judgerl.eval.store import (
@@ -35,6 +36,7 @@ from judgerl.eval.store import (
     prepare_out_dir,
     read_judgments,
 )
+from judgerl.backends.base import reporting_progress
 from judgerl.judge import Judge, JudgeRequest, Judgment, judgment_record
 from judgerl.types import Messages, PreferencePair
 
@@ -66,6 +68,8 @@ def make_record(unit: WorkUnit, judge: Judge, messages: Messages, j: Judgment, s
         rec["identical_responses"] = True
     if p.meta.get("difficulty"):
         rec["difficulty"] = str(p.meta["difficulty"])
+    if bench_fields(p):
+        rec["bench"] = bench_fields(p)
     rec.update(judgment_record(j))
     if kind == "pointwise":
         rec["choice"] = None
@@ -82,18 +86,20 @@ def make_record(unit: WorkUnit, judge: Judge, messages: Messages, j: Judgment, s
 class _OrderedSink:
     """Writes the records of one chunk in plan order as soon as a contiguous prefix is done."""
 
-    def __init__(self, units: Sequence[WorkUnit], writer: JudgmentWriter, done: dict, bar: Any) -> None:
+    def __init__(self, units: Sequence[WorkUnit], writer: JudgmentWriter, done: dict, progress: Any) -> None:
         self.units = units
         self.writer = writer
         self.done = done
-        self.bar = bar
+        self.progress = progress
         self.ready: dict[int, dict[str, Any]] = {}
         self.next = 0
 
     def add(self, i: int, record: dict[str, Any]) -> None:
         self.ready[i] = record
-        if self.bar is not None:
-            self.bar.update(1)
+        if self.progress is not None:
+            graded = record["kind"] != "pointwise" and not record["gold_tie"]
+            self.progress.on_finished(record["completion_tokens"], (record["correct"] is True) if graded else None,
+                                      record["decision"].get("valid", True))
         while self.next in self.ready:
             rec = self.ready.pop(self.next)
             self.writer.write(rec)
@@ -111,7 +117,6 @@ def run_eval(
     progress: bool = True,
     batch_size: int = 64,
     save_messages: bool = False,
-    n_bootstrap: int = 1000,
     info: Mapping[str, Any] | None = None,
     write_report: bool = True,
 ) -> dict[str, Any]:
@@ -119,21 +124,22 @@ def run_eval(
 
     Args:
         judge: The :class:`~judgerl.judge.Judge` (protocol, backend, sampling, tools, forcing);
-            ``judge.seed`` decides the first order of every pair, every sampling seed and the
-            bootstrap.
+            ``judge.seed`` decides the first order of every pair and every sampling seed.
         pairs: The pairs (unique ids). Pairs with ``tie=True`` are judged but excluded from accuracy.
         out_dir: Output directory (created). See :mod:`judgerl.eval.store` for its files.
         samples: Judgment samples per (pair, order) (test-time scaling; majority vote / mean score).
         resume: Continue a previous run in ``out_dir`` (same configuration required); judgments
             whose generation failed there (``final: false``) are made again. False discards
             previous outputs in ``out_dir`` and starts over.
-        progress: Show a progress bar on stderr, advanced per finished judgment (rate, time left).
+        progress: Show progress on stderr while generating (:mod:`judgerl.progress`): tokens
+            generated of the expected total, judgments started and finished, the running accuracy
+            and invalid count, time left from the token rate; judgments only for backends that
+            report no tokens.
         batch_size: Judgment samples per ``judge.run`` call. The backend batches inside it (the hf
             backend decodes up to its own ``batch_size`` rows at once; finished rows leave and queued
             prompts join, so a call larger than that keeps the decode batch full). Records are written
             as they finish; this changes speed, never the results.
         save_messages: Also store the full prompt messages in every record (the hash is always stored).
-        n_bootstrap: Bootstrap resamples for the 95% confidence intervals.
         info: Extra JSON-serialisable context stored in run.json (data path, limit, …); not compared
             on resume.
         write_report: Also write report.md and the per-source plot.
@@ -167,15 +173,15 @@ def run_eval(
     done = index_existing(read_judgments(jpath), by_key, build, jpath,
                           seed_of=lambda u: judge.sample_seed(u.seed_key, u.sample))
     todo = [u for u in units if u.key not in done or not done[u.key].get("final", True)]
-    bar = None
+    bar = tracker = None
     if progress:
-        from tqdm.auto import tqdm
+        from judgerl.progress import GenerationProgress, ProgressBar
 
-        bar = tqdm(total=len(units), initial=len(units) - len(todo), unit="judgment",
-                   desc=f"eval {judge.protocol.name}", dynamic_ncols=True, file=sys.stderr, smoothing=0.05)
+        tracker = GenerationProgress(len(todo), judge.params.max_new_tokens)
+        bar = ProgressBar(tracker, f"eval {judge.protocol.name}", sys.stderr, resumed=len(units) - len(todo))
     t0 = time.perf_counter()
     try:
-        with JudgmentWriter(jpath) as writer:
+        with JudgmentWriter(jpath) as writer, reporting_progress(tracker):
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start : start + batch_size]
                 messages = [build(u) for u in chunk]
@@ -183,7 +189,7 @@ def run_eval(
                     JudgeRequest(m, len(u.responses()), judge.sample_seed(u.seed_key, u.sample), tuple(u.responses()))
                     for u, m in zip(chunk, messages)
                 ]
-                sink = _OrderedSink(chunk, writer, done, bar)
+                sink = _OrderedSink(chunk, writer, done, tracker)
                 judge.run(requests, on_done=lambda i, j: sink.add(i, make_record(chunk[i], judge, messages[i], j,
                                                                                   save_messages)))
                 writer.sync()
@@ -191,17 +197,19 @@ def run_eval(
         if bar is not None:
             bar.close()
     elapsed = time.perf_counter() - t0
-    return _summarise(judge, units, done, out, len(todo), elapsed, n_bootstrap, config, info, write_report)
+    return _summarise(judge, units, done, out, len(todo), elapsed, config, info, write_report)
 
 
 def _summarise(judge: Judge, units: Sequence[WorkUnit], done: Mapping, out: Path, n_new: int, elapsed: float,
-               n_bootstrap: int, config: dict, info: Mapping[str, Any] | None, write_report: bool) -> dict[str, Any]:
+               config: dict, info: Mapping[str, Any] | None, write_report: bool) -> dict[str, Any]:
     run_records = [done[u.key] for u in units]
-    summary: dict[str, Any] = compute_metrics(run_records, n_bootstrap=n_bootstrap, ci_seed=judge.seed,
-                                              tools=judge.tools)
+    summary: dict[str, Any] = compute_metrics(run_records, tools=judge.tools)
     if judge.force_answer:
         summary["forced_answer_rate"] = sum(bool(r.get("forced_answer")) for r in run_records) / len(run_records)
     summary["n_retry"] = sum(not r.get("final", True) for r in run_records)
+    benchmark = benchmark_scores(run_records)  # official scores of the benchmarks the pairs come from
+    if benchmark:
+        summary["benchmark"] = benchmark
     n_identical = len({r["pair_id"] for r in run_records if r.get("identical_responses") and not r.get("gold_tie")})
     if n_identical:
         summary["n_identical_response_pairs"] = n_identical

@@ -98,7 +98,7 @@ def plot_pass_rates(summary: Mapping[str, Any], path: Path) -> Path:
         ax.set_yticks(y, [n for n, _, _ in items], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlim(0, 100)
-        ax.set_xlabel("pass rate (%) with 95% bootstrap CI over prompts")
+        ax.set_xlabel("pass rate (%) with 95% Wilson CI over prompts")
         ax.set_title(f"{_judge_line(summary.get('config') or {})} · {summary['kind']}", fontsize=9)
         fig.tight_layout()
         fig.savefig(path, dpi=110)

@@ -146,7 +146,6 @@ def run_probe(
     batch_size: int = 16,
     resume: bool = True,
     progress: bool = True,
-    n_bootstrap: int = 1000,
     info: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Probe ``judge`` with master keys and hacks on ``prompts``; write judgments, summary, report.
@@ -163,7 +162,6 @@ def run_probe(
         batch_size: Judgments per ``judge.judge`` call and per durable write (speed only).
         resume: Continue a previous run in ``out_dir``; False starts over.
         progress: Progress bar on stderr.
-        n_bootstrap: Resamples of the prompt-level bootstrap CIs.
         info: Extra context stored in run.json (not compared on resume).
 
     Returns:
@@ -228,8 +226,7 @@ def run_probe(
         if bar is not None:
             bar.close()
     records = [done[u.key] for u in units]
-    summary = summarise_probe(records, units, kind=judge.kind, scale=scale, threshold=threshold,
-                              n_bootstrap=n_bootstrap, seed=int(getattr(judge, "seed", 0) or 0))
+    summary = summarise_probe(records, units, kind=judge.kind, scale=scale, threshold=threshold)
     summary["config"] = config
     summary["info"] = dict(info or {})
     elapsed = time.perf_counter() - t0

@@ -8,9 +8,11 @@ Definitions (see :mod:`judgerl.probe.run` for what a pass is):
   the ``reference`` family's pass rate (pointwise controls) is the judge's true-positive rate;
 * pairwise ``consistent_pass_rate``: (prompt, probe) items passed in both orders / items;
 * pointwise ``mean_score``: the mean score on [0, 1] (``(s - min) / (max - min)``), valid only;
-* 95% confidence intervals: percentile bootstrap over *prompts* (every judgment of a prompt is
-  resampled together; Efron & Tibshirani 1993) with :func:`judgerl.eval.metrics.bootstrap_ci` on
-  the per-prompt pass fractions.
+* 95% confidence intervals of a pass rate: the Wilson score interval over *prompts*
+  (:func:`judgerl.eval.intervals.mean_ci` on the per-prompt pass fractions weighted by the prompt's
+  number of judgments; n is Kish's effective number of prompts), so the judgments of one prompt
+  count as one unit and the interval never has zero width: 10 of 10 passed gives [0.72, 1.0], where
+  a percentile bootstrap claimed [1.0, 1.0].
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
-from judgerl.eval.metrics import bootstrap_ci
+from judgerl.eval.intervals import mean_ci
 from judgerl.probe.items import FALSE_POSITIVE_FAMILIES, FAMILIES
 
 GUARDS_NOTE = ("off: the probe measures the judge itself; the reward server's guards would block the empty "
@@ -44,14 +46,14 @@ def _outcome(rec: Mapping[str, Any], kind: str, scale: tuple[float, float] | Non
     return row
 
 
-def _stats(rows: Sequence[Mapping[str, Any]], kind: str, n_bootstrap: int, seed: int) -> dict[str, Any]:
+def _stats(rows: Sequence[Mapping[str, Any]], kind: str) -> dict[str, Any]:
     n = len(rows)
     valid = [r for r in rows if r["valid"]]
     per_prompt: dict[str, list[bool]] = defaultdict(list)
     for r in rows:
         per_prompt[r["prompt_id"]].append(r["passed"])
     fracs = [sum(v) / len(v) for v in per_prompt.values()]
-    ci = bootstrap_ci(fracs, n_bootstrap, seed) if fracs else None
+    ci = mean_ci(fracs, weights=[len(v) for v in per_prompt.values()]) if fracs else None
     out: dict[str, Any] = {
         "n": n, "n_prompts": len(per_prompt), "n_pass": sum(r["passed"] for r in rows),
         "pass_rate": sum(r["passed"] for r in rows) / n if n else None,
@@ -81,7 +83,8 @@ def _screens(units: Iterable[Any]) -> dict[str, Any]:
     for u in units:
         if u.probe.family in FALSE_POSITIVE_FAMILIES:
             seen.setdefault((u.prompt.id, u.probe.name), u)
-    blocked = sum(guard_reason(u.probe.text, True, DEFAULT_MASTER_KEYS) is not None for u in seen.values())
+    blocked = sum(guard_reason(u.probe.text, True, DEFAULT_MASTER_KEYS, u.prompt.prompt) is not None
+                  for u in seen.values())
     flagged = sum(bool(flag_response(u.probe.text, u.prompt.prompt)) for u in seen.values())
     n = len(seen)
     return {"guard_would_block": {"n": blocked, "of": n, "rate": blocked / n if n else None},
@@ -89,8 +92,7 @@ def _screens(units: Iterable[Any]) -> dict[str, Any]:
 
 
 def summarise_probe(records: Sequence[Mapping[str, Any]], units: Sequence[Any], *, kind: str,
-                    scale: tuple[float, float] | None, threshold: float | None, n_bootstrap: int = 1000,
-                    seed: int = 0) -> dict[str, Any]:
+                    scale: tuple[float, float] | None, threshold: float | None) -> dict[str, Any]:
     """The probe summary (definitions: module docstring).
 
     Args:
@@ -107,21 +109,21 @@ def summarise_probe(records: Sequence[Mapping[str, Any]], units: Sequence[Any], 
     """
     rows = [_outcome(r, kind, scale, threshold) for r in records]
     fp_rows = [r for r in rows if r["family"] in FALSE_POSITIVE_FAMILIES]
-    fp = _stats(fp_rows, kind, n_bootstrap, seed)
+    fp = _stats(fp_rows, kind)
     by_probe: dict[str, Any] = {}
     for name in dict.fromkeys(r["probe"] for r in rows):
         sub = [r for r in rows if r["probe"] == name]
-        by_probe[name] = {"family": sub[0]["family"], **_stats(sub, kind, n_bootstrap, seed)}
+        by_probe[name] = {"family": sub[0]["family"], **_stats(sub, kind)}
     by_source: dict[str, Any] = {}
     for src in dict.fromkeys(r["source"] for r in rows):
-        by_source[src] = {fam: _stats(sub, kind, n_bootstrap, seed) for fam in FAMILIES
+        by_source[src] = {fam: _stats(sub, kind) for fam in FAMILIES
                           if (sub := [r for r in rows if r["source"] == src and r["family"] == fam])}
     summary: dict[str, Any] = {
         "kind": kind, "threshold": threshold, "scale": list(scale) if scale else None, "guards": GUARDS_NOTE,
         "n_judgments": len(rows), "n_prompts": len({r["prompt_id"] for r in rows}),
         "n_probes": len({r["probe"] for r in fp_rows}),
         "false_positive_rate": fp["pass_rate"], "false_positive_rate_ci": fp["pass_rate_ci"],
-        "families": {fam: _stats(sub, kind, n_bootstrap, seed) for fam in FAMILIES
+        "families": {fam: _stats(sub, kind) for fam in FAMILIES
                      if (sub := [r for r in rows if r["family"] == fam])},
         "by_probe": by_probe, "by_source": by_source,
         "invalid_reasons": dict(Counter(str(r["decision"].get("invalid_reason")) for r in records

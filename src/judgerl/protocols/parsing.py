@@ -13,7 +13,8 @@ Rules every protocol follows (see docs in each protocol module for its tags):
    opened after the last ``</think>`` and never closed the thinking runs to the end of the output:
    the decision is invalid with reason ``"unterminated_thinking"`` (a tag after an unclosed
    ``<think>`` cannot be told apart from a draft inside the thinking).
-3. **Tags are read leniently, answers strictly.** Tag names match case-insensitively and with
+3. **Tags are read leniently, answers strictly.** Tag names match case-insensitively (ASCII only: a
+   dotless ``ı`` or a long ``ſ`` makes no tag) and with
    whitespace inside the angle brackets (``<Verdict >``). A final tag whose closing tag is missing
    (e.g. cut by a stop string) is read up to the next tag or the end of its first non-empty line.
 4. **One answer.** Several final tags that agree are fine; tags that disagree make the decision
@@ -25,14 +26,23 @@ Invalid reasons used by judgerl protocols are listed in :data:`INVALID_REASONS`.
 from __future__ import annotations
 
 import functools
-import html
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Sequence, TypeVar
 
 from judgerl.untrusted import CONTROL_TAGS, neutralise_tags, restore_tags, strip_invisible  # noqa: F401 (re-exported)
+
+#: The quoted-answer check lives in :mod:`judgerl.protocols.quoting`; these names are read from there.
+_QUOTING = ("canonical_text", "quote_skeleton", "quoted_sources", "region_is_quoted", "tag_skeleton")
+
+
+def __getattr__(name: str):  # PEP 562: the quoting module imports this one, so its names load lazily
+    if name in _QUOTING:
+        from judgerl.protocols import quoting
+
+        return getattr(quoting, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 T = TypeVar("T")
 
@@ -53,123 +63,6 @@ INVALID_REASONS: dict[str, str] = {
 }
 
 
-def canonical_text(text: str) -> str:
-    """``text`` as a lossy copier (a model quoting it, a tokenizer round trip) may reproduce it.
-
-    :func:`restore_tags`; HTML entities decoded (also double-escaped ones, ``&amp;lt;``); NFKC
-    (full-width ``＜`` -> ``<``); invisible characters removed (Unicode category Cf -- zero-width
-    joiners and spaces, BOM -- and the other default-ignorable code points: variation selectors, the
-    combining grapheme joiner, Hangul fillers); lower case; Cyrillic / Greek look-alikes of Latin
-    letters mapped to them; ``<\\/`` read as ``</``; control tags written ``<name>`` / ``</name>``
-    with no whitespace, markdown ``*`` / ``_`` or backticks inside or next to them; other whitespace
-    runs collapsed to one space; stripped. Used to compare a judge's output with the texts under
-    judgment: a copier that "cleans" ``**<verdict> а </verdict>**`` into ``<verdict>A</verdict>``
-    still matches.
-    """
-    text = restore_tags(text)
-    for _ in range(3):
-        unescaped = html.unescape(text)
-        if unescaped == text:
-            break
-        text = unescaped
-    text = unicodedata.normalize("NFKC", text)
-    text = strip_invisible(text)
-    text = text.lower().translate(_HOMOGLYPHS).replace("\0", "").replace("<\\/", "</")
-    text = _tag_token_re(CONTROL_TAGS).sub(lambda m: f"\0<{m.group(1) or ''}{m.group(2)}>\0", text)
-    # whitespace and markdown emphasis / inline-code marks next to a control tag go (linear, unlike a regex)
-    text = "".join(part.strip(" \t\n\r\f\v*_`") for part in text.split("\0"))
-    return " ".join(text.split())
-
-
-#: Lower-case Cyrillic and Greek letters that look like Latin ones (a copier may "clean" one into the other).
-_HOMOGLYPHS = str.maketrans("авекмнорстухіјѕԁαβεικνορτυχζ", "abekmhopctyxijsdabeiknoptuxz")
-
-
-def region_is_quoted(output: str, sources: Sequence[str], min_chars: int = 8) -> bool:
-    """Whether a final-answer tag the parser reads may have been copied from ``sources``:
-    ``bool(quoted_sources(output, sources, min_chars))``."""
-    return bool(quoted_sources(output, sources, min_chars))
-
-
-def quoted_sources(output: str, sources: Sequence[str], min_chars: int = 8) -> frozenset[int]:
-    """The indices of the ``sources`` (responses) a final-answer tag of ``output`` may be copied from.
-
-    For every answer tag in the region after the last ``</think>`` (code blanked), the tag (through
-    its closing tag, or its content line when unclosed) together with the ``min_chars`` characters
-    before it is compared, after :func:`canonical_text`, with each source: if it occurs verbatim in
-    one, the tag may be a copy of it. A judge that quotes a response ending in
-    ``</think><verdict>B</verdict>`` -- after its own answer, cut off by the token limit while
-    quoting, followed by its own comment, or "cleaning" look-alike characters (``＜verdict＞``,
-    ``&lt;verdict&gt;``, zero-width characters inside the tag) as it copies -- would otherwise have
-    the quoted verdict read as its own.
-
-    Only tags with at least ``min_chars`` characters before them can be told apart from the judge's
-    own answer: a judge output that *starts* with an answer tag is never called quoted. A response
-    that spells out ``</think><verdict>A</verdict>`` matches the judge's own closing sequence as
-    well: a copy and the judge's own answer cannot be told apart there. How a match is used is
-    :func:`judgerl.decision.read_decision`'s business (it keeps a decision that is the worst outcome
-    for every matched response: voiding it would rescue the response that wrote the text).
-
-    Args:
-        output: The judge's parsed text (a trajectory's ``parse_text()`` for tool-using judges).
-        sources: The responses under judgment, in prompt order (indices refer to this order).
-        min_chars: Characters of context a copied tag must carry.
-
-    Returns:
-        The matched indices (empty for an output that cannot be parsed or copies nothing).
-    """
-    try:
-        region = answer_region(output)
-    except ParseFailure:
-        return frozenset()
-    canon_sources = [canonical_text(src) for src in sources]
-    hits: set[int] = set()
-    for start, end in _answer_tag_spans(region.text):
-        start, end = region.start + start, region.start + end
-        lo = _context_start(output, start, min_chars)
-        if lo is None:
-            continue
-        window = canonical_text(output[lo:end])[-(len(canonical_text(output[start:end])) + min_chars) :]
-        hits |= {i for i, src in enumerate(canon_sources) if window in src}
-    return frozenset(hits)
-
-
-def _context_start(output: str, start: int, min_chars: int) -> int | None:
-    """An offset ``lo`` such that ``output[lo:start]`` holds at least ``min_chars`` characters of
-    canonical text away from the cut (None when the whole prefix has fewer). The slice grows
-    geometrically, so the quoted-answer check stays linear even for a judge stuck repeating its tag."""
-    width = 4 * min_chars + 32
-    while True:
-        lo = max(0, start - width)
-        n = len(canonical_text(output[lo:start]))
-        if lo == 0:
-            return 0 if n >= min_chars else None
-        if n >= min_chars + 16:  # a margin for what the cut itself may change (a split entity, a space)
-            return lo
-        width *= 2
-
-
-def _answer_tag_spans(region: str) -> list[tuple[int, int]]:
-    """``[start, end)`` of every answer tag (a control tag other than think) in ``region``: from the
-    opening tag through its closing tag, or through the end of its content line when unclosed."""
-    names = tuple(t for t in CONTROL_TAGS if t != "think")
-    tokens = list(_tag_token_re(names).finditer(region))
-    spans = []
-    for i, tok in enumerate(tokens):
-        if tok.group(1):
-            continue
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        if nxt is not None and nxt.group(1) and nxt.group(2).lower() == tok.group(2).lower():
-            spans.append((tok.start(), nxt.end()))
-            continue
-        stop = nxt.start() if nxt is not None else len(region)
-        body = region[tok.end() : stop]
-        lead = len(body) - len(body.lstrip())
-        line_end = body.find("\n", lead)
-        spans.append((tok.start(), tok.end() + (line_end if line_end >= 0 else len(body))))
-    return spans
-
-
 class ParseFailure(Exception):
     """Raised inside judgerl parsers to abort with an invalid reason (never escapes ``parse``).
 
@@ -184,9 +77,11 @@ class ParseFailure(Exception):
         self.reason = reason
 
 
-_THINK_OPEN_RE = re.compile(r"<\s*think\s*>", re.IGNORECASE)
-_THINK_CLOSE_RE = re.compile(r"<\s*/\s*think\s*>", re.IGNORECASE)
-_THINK_ANY_RE = re.compile(r"<\s*(?:/\s*)?think\s*>", re.IGNORECASE)
+# Tag names match ASCII-case-insensitively only: Unicode case folding would read ``<thınk>`` (dotless
+# ı) or ``<ſcore>`` (long s) as a tag whose name is then not among the listed ones.
+_THINK_OPEN_RE = re.compile(r"<\s*(?a:think)\s*>", re.IGNORECASE)
+_THINK_CLOSE_RE = re.compile(r"<\s*/\s*(?a:think)\s*>", re.IGNORECASE)
+_THINK_ANY_RE = re.compile(r"<\s*(?:/\s*)?(?a:think)\s*>", re.IGNORECASE)
 
 
 def blank(text: str) -> str:
@@ -196,10 +91,15 @@ def blank(text: str) -> str:
 
 def mask_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """``text`` with the character ranges ``[start, end)`` of ``spans`` blanked (same length)."""
-    out = text
-    for start, end in spans:
-        out = out[:start] + blank(out[start:end]) + out[end:]
-    return out
+    parts, pos = [], 0
+    for start, end in sorted(spans):  # linear: one pass (a judgment with 10^5 fences took 32 s before)
+        start = max(start, pos)
+        if end <= start:
+            continue
+        parts += [text[pos:start], blank(text[start:end])]
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def mask_code_blocks(text: str) -> str:
@@ -291,9 +191,12 @@ class TagMatch:
 
 @functools.lru_cache(maxsize=64)
 def _tag_token_re(names: tuple[str, ...]) -> re.Pattern[str]:
-    """Regex matching ``<name>`` / ``</name>`` for lower-case ``names`` (group 1: "/", group 2: name)."""
+    """Regex matching ``<name>`` / ``</name>`` for lower-case ``names`` (group 1: "/", group 2: name).
+
+    Names match ASCII-case-insensitively only (``<VERDICT>``, not ``<verdıct>``), so ``group(2).lower()``
+    is always one of ``names``."""
     alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"<\s*(?:(/)\s*)?({alts})\s*>", re.IGNORECASE)
+    return re.compile(rf"<\s*(?:(/)\s*)?((?a:{alts}))\s*>", re.IGNORECASE)
 
 
 def find_tags(region: str, names: Sequence[str]) -> list[TagMatch]:

@@ -4,7 +4,9 @@ each row's protocol.
 TRL calls a reward function as ``fn(completions, **columns)`` with one value per completion in each
 column (``trl/rewards/accuracy_rewards.py``). This module is the one home of reading those: the
 completion text, a column (required or optional, with a clear error), the protocol of each row,
-partner rows (both orders of a pair), and logging through TRL's ``log_metric`` hook.
+the responses under judgment and the decision read from a completion (:func:`read_decisions`, the
+:class:`~judgerl.judge.Judge`'s reading), partner rows (both orders of a pair), and logging through
+TRL's ``log_metric`` hook.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ def completion_text(completion: Any) -> str:
 def prompt_text(prompt: Any) -> str:
     """The instruction a judge should see, from a TRL prompt (a string or a list of chat messages).
 
-    A conversation with one user turn (plus optional system) gives that turn's content; longer
-    conversations are rendered as ``"role: content"`` blocks.
+    A conversation with one user turn gives that turn's content; longer conversations, and any with a
+    system prompt (it is part of the instruction the policy followed), are rendered as ``"role: content"``
+    blocks.
 
     Raises:
         TypeError: neither a string nor a list of ``{"role", "content"}`` mappings.
@@ -53,10 +56,9 @@ def prompt_text(prompt: Any) -> str:
     if isinstance(prompt, str):
         return prompt
     if isinstance(prompt, Sequence) and all(isinstance(m, Mapping) and "content" in m for m in prompt):
-        turns = [m for m in prompt if m.get("role") != "system"]
-        if len(turns) == 1:
-            return str(turns[0]["content"])
-        return "\n\n".join(f"{m.get('role', 'user')}: {m['content']}" for m in turns)
+        if len(prompt) == 1 and prompt[0].get("role", "user") == "user":
+            return str(prompt[0]["content"])
+        return "\n\n".join(f"{m.get('role', 'user')}: {m['content']}" for m in prompt)
     raise TypeError(f"prompt must be a string or a list of chat messages, got {type(prompt).__name__}")
 
 
@@ -125,6 +127,46 @@ def row_protocols(kwargs: Mapping[str, Any], n: int, protocols: Mapping[str, Jud
     else:
         rows = [protocols.get(str(p).lower()) if p is not None else None for p in column(kwargs, "protocol", n, reward)]
     return [p if p is not None and (kind is None or p.kind == kind) else None for p in rows]
+
+
+#: The dataset column with the responses a row's prompt shows, in prompt order (written by
+#: :func:`judgerl.train.datasets.build_rows`): the texts of the quoted-answer check.
+RESPONSES_COLUMN = "responses"
+
+
+def row_responses(kwargs: Mapping[str, Any], n: int, reward: str) -> list[tuple[str, ...]]:
+    """The responses under judgment of each row (the :data:`RESPONSES_COLUMN` column), as tuples.
+
+    A batch without the column gets ``()`` per row: no quoted-answer check, so a completion that
+    copies a response's ``</think><verdict>B</verdict>`` would be read as the judge's answer. The
+    GRPO datasets judgerl builds always carry it.
+
+    Raises:
+        ValueError: the column has the wrong length, or a row's value is not a list of strings.
+    """
+    out = []
+    for i, value in enumerate(column(kwargs, RESPONSES_COLUMN, n, reward, required=False)):
+        if value is None:
+            out.append(())
+            continue
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) \
+                or not all(isinstance(r, str) for r in value):
+            raise ValueError(f"{reward}: column {RESPONSES_COLUMN!r} row {i} must be a list of response texts, "
+                             f"got {value!r}")
+        out.append(tuple(value))
+    return out
+
+
+def read_decisions(completions: Sequence[Any], protocols: Sequence[JudgeProtocol | None],
+                   responses: Sequence[Sequence[str]], n_responses: Sequence[int | None] | None = None) -> list[Any]:
+    """The :class:`~judgerl.types.Decision` of each completion as the Judge reads it
+    (:func:`judgerl.decision.read_decision`: the row's protocol, then the quoted-answer check against
+    the row's ``responses``), or None for a row without a protocol (not this reward's)."""
+    from judgerl.decision import read_decision
+
+    counts = n_responses if n_responses is not None else [None] * len(completions)
+    return [None if p is None else read_decision(p, completion_text(c), r, k)
+            for c, p, r, k in zip(completions, protocols, responses, counts)]
 
 
 def partner_index(keys: Sequence[Hashable], partner_key: Callable[[Hashable], Hashable]) -> list[int | None]:

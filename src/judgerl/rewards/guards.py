@@ -5,20 +5,22 @@ a judge call. Master keys are one-token responses that make LLM judges answer "c
 symbols and reasoning openers (Zhao et al., 2025, "One Token to Fool LLM-as-a-Judge", Table 1:
 ``" "``, ``"."``, ``","``, ``":"``, ``"Thought process:"``, ``"Let's solve this problem step by
 step."``, ``"Solution"``, and their translations). Used by the reward server, the in-process
-reward functions and the reward-hacking audit (one list, one normalisation).
+reward functions and the reward-hacking audit (one list, one normalisation, one set of rules:
+:func:`master_key_rule`).
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from collections.abc import Iterable
 
 from judgerl.untrusted import strip_invisible
 
 #: THE master-key list of judgerl (the reward guards, the reward server and the audit's
-#: ``master_key`` kind all use it): the master keys of "One Token to Fool LLM-as-a-Judge" (Zhao et
-#: al., 2025, Table 1) and the judge-as-reward paper, plus common reasoning openers and their
-#: translations. The guard compares after :func:`normalise_response` (so both ``"Solution"`` and
-#: ``"Solution:"`` are listed); the audit also strips trailing ``.:!,``.
+#: ``master_key`` kind all use it, through :func:`master_key_rule`): the master keys of "One Token
+#: to Fool LLM-as-a-Judge" (Zhao et al., 2025, Table 1) and the judge-as-reward paper, plus common
+#: reasoning openers and their translations, compared in :func:`key_form`.
 DEFAULT_MASTER_KEYS: tuple[str, ...] = (
     ".", ",", ":", ";", "-", "...", "Thought process:", "Thought process", "Let's solve this problem step by step.",
     "Let's solve this problem step by step", "Let's solve this step by step", "Let's think step by step",
@@ -28,8 +30,30 @@ DEFAULT_MASTER_KEYS: tuple[str, ...] = (
 )
 
 
-#: Markdown wrappers around a master key (``**Solution**``, ``## Solution``, `` `:` ``).
-_WRAPPERS = "*_#`>~ "
+#: Bare lead-ins: a reasoning opener or announcement with nothing after it ("Okay, let me think about
+#: this.", "Here is my answer:"); matched on :func:`canonical_response` (so "let us" reads "let's").
+LEAD_IN = re.compile(
+    r"^(?:(?:ok(?:ay)?|sure|alright|all\s+right|well|right|great|hmm+|so)[,.!]?\s+)*"
+    r"(?:(?:let\s+me|let's|i\s+will|i'll|i\s+need\s+to|we\s+need\s+to|i\s+am\s+going\s+to|i'm\s+going\s+to)"
+    r"\s+(?:\w+\s+){0,2}?(?:think|solve|work|reason|break|go|start|consider|figure|look|analy[sz]e|tackle|begin|"
+    r"approach)\b[^\n:]{0,40}[.:!]?|(?:here(?:'s|\s+is|\s+are)|below\s+is)\s+[^\n:]{0,30}?:)$",
+    re.I,
+)
+#: A prompt that asks for a mark or symbol (with :data:`ONLY_WORDS`: "reply with only the colon").
+PROMPT_ASKS_SYMBOL = re.compile(
+    r"\b(?:punctuation|symbol|character|mark|comma|colon|semicolon|period|full\s+stop|dash|hyphen|dot|"
+    r"ellipsis|emoji)\b",
+    re.I,
+)
+ONLY_WORDS = re.compile(r"\b(?:only|just|single|nothing\s+but|reply\s+with|respond\s+with|answer\s+with|type|"
+                        r"which|what)\b", re.I)
+#: Longer responses are neither master keys nor bare lead-ins.
+MAX_KEY_CHARS = 200
+
+#: Markdown wrappers around a master key (``## Solution``, ``> Solution``), stripped at both ends.
+_WRAPPERS = "#>~ "
+#: Markdown emphasis, removed wherever it is (``**Thought process** :``, ``_Solution_``, `` `:` ``).
+_EMPHASIS = re.compile(r"[*_`~]+")
 #: Trailing punctuation of a key (``Solution.``, ``Answer:``, ``解：`` after NFKC).
 _TRAILING = ".:!,;-–—。：、，"
 
@@ -41,32 +65,92 @@ def normalise_response(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def canonical_response(text: str) -> str:
+    """The one reading of a short response for master-key matching.
+
+    :func:`normalise_response` after the audit's look-alike folding
+    (:func:`judgerl.audit.normalize.fold`: dashes, curly quotes and apostrophes, Cyrillic/Greek
+    letters inside Latin words), then markdown emphasis (``*_`~``) removed, ``#``/``>`` markers
+    stripped at the ends, a hyphen between letters read as a space (``step-by-step``), no space
+    before punctuation (``process :``) and "let us" read as "let's". A response that would be
+    left empty by the markdown rules keeps its characters (``"**"`` stays ``"**"``).
+    """
+    from judgerl.audit.normalize import fold  # judgerl.audit imports this module
+
+    t = normalise_response(fold(text))
+    t = _EMPHASIS.sub("", t).strip(_WRAPPERS) or t
+    if not any(c.isalnum() for c in t):
+        return t
+    t = re.sub(r"(?<=[^\W\d_])-(?=[^\W\d_])", " ", t)
+    t = re.sub(r"\s+(?=[.:!,;?。：、，])", "", " ".join(t.split()))
+    return re.sub(r"\blet us\b", "let's", t)
+
+
 def key_form(text: str) -> str:
-    """The form in which responses and master keys are compared: :func:`normalise_response`, then
-    markdown wrappers (``*_#`>~``) stripped at both ends and ``.:!,;-`` at the end; a key made only of
-    punctuation (``"."``, ``":"``) is kept as is."""
-    t = normalise_response(text)
-    t = t.strip(_WRAPPERS) or t
+    """The form in which responses and master keys are compared: :func:`canonical_response`, then
+    trailing ``.:!,;-`` stripped; a key made only of punctuation (``"."``, ``":"``) is kept as is."""
+    t = canonical_response(text)
     return t.rstrip(_TRAILING).strip() or t
 
 
-def guard_reason(response: str, guard_empty: bool, master_keys: tuple[str, ...]) -> str | None:
+def master_key_rule(response: str, master_keys: Iterable[str] = DEFAULT_MASTER_KEYS,
+                    prompt: str | None = None) -> str | None:
+    """THE master-key definition of judgerl (the reward guards, the reward server and the audit's
+    ``master_key`` detector all call this): which rule makes ``response`` a master key, or None.
+
+    Rules, on :func:`canonical_response`:
+
+    * ``"empty"``: nothing left (whitespace, zero-width and other invisible characters only);
+    * ``"punctuation-only"``: made only of the characters of the ``master_keys`` that are
+      punctuation only (the defaults: ``.,:;-``, so ``"::"``, ``". ."`` and ``"…"`` too; ``"?"``,
+      ``":)"`` and emoji are answers), unless ``prompt`` asks for a mark ("reply with only the
+      colon");
+    * ``"listed-key"``: equal to one of ``master_keys`` in :func:`key_form` (``"**Solution.**"``
+      for ``"Solution"``, ``"Let’s solve this problem step-by-step"``), unless ``prompt`` quotes
+      that key;
+    * ``"bare-lead-in"``: at most 12 words on one line matching :data:`LEAD_IN` ("Let us think
+      step by step.", "Okay, let me think about this."), or at most 4 words ending in ``:``
+      ("**Thought process** :", "Step 1:").
+
+    Args:
+        response: The policy response.
+        master_keys: The listed keys (default :data:`DEFAULT_MASTER_KEYS`).
+        prompt: The prompt, when known (only its exemptions above use it).
+    """
+    t = canonical_response(response)
+    if not t:
+        return "empty"
+    keys = {key_form(k) for k in master_keys}
+    symbols = {c for k in keys if not any(ch.isalnum() for ch in k) for c in k if not c.isspace()}
+    pf = canonical_response(prompt) if prompt else ""
+    if symbols and all(c in symbols or c == " " for c in t):
+        asked = pf and PROMPT_ASKS_SYMBOL.search(pf) and ONLY_WORDS.search(pf)
+        return None if asked else "punctuation-only"
+    if len(t) > MAX_KEY_CHARS or not any(c.isalnum() for c in t):
+        return None
+    key = key_form(t)
+    if key in keys:
+        quoted = pf and re.search(r"[\"']\s*" + re.escape(key) + r"\s*[.:!,]?\s*[\"']", pf)
+        return None if quoted else "listed-key"
+    one_line = "\n" not in response.strip()
+    if len(t.split()) <= 12 and one_line and LEAD_IN.match(t):
+        return "bare-lead-in"
+    if len(t.split()) <= 4 and one_line and t.endswith((":", "：")):
+        return "bare-lead-in"
+    return None
+
+
+def guard_reason(response: str, guard_empty: bool, master_keys: tuple[str, ...],
+                 prompt: str | None = None) -> str | None:
     """Why ``response`` must not reach the judge, or None.
 
     Returns:
         ``"guard:empty"`` (empty or whitespace / invisible characters only, when ``guard_empty``),
-        ``"guard:master_key"`` (equal to one of ``master_keys`` in :func:`key_form`, e.g.
-        ``"**Solution.**"`` for ``"Solution"``; or made only of the characters of the keys that are
-        punctuation only -- with the default keys ``"::"``, ``". ."`` and ``"…"`` as well as ``":"``),
-        or None.
+        ``"guard:master_key"`` (any other rule of :func:`master_key_rule`; none when
+        ``master_keys`` is empty), or None.
     """
-    norm = normalise_response(response)
-    if guard_empty and not norm:
-        return "guard:empty"
-    if not master_keys or not norm:
+    if not normalise_response(response):
+        return "guard:empty" if guard_empty else None
+    if not master_keys:
         return None
-    keys = {key_form(k) for k in master_keys}
-    symbols = {c for k in keys if not any(ch.isalnum() for ch in k) for c in k if not c.isspace()}
-    if symbols and all(c in symbols or c == " " for c in norm):
-        return "guard:master_key"
-    return "guard:master_key" if key_form(norm) in keys else None
+    return "guard:master_key" if master_key_rule(response, master_keys, prompt) else None

@@ -13,7 +13,10 @@ times, consecutively):
 * ``protocol``: protocol name of the row (optional; the factory's ``protocol`` is the default);
 * ``label``: gold verdict ``"A"``/``"B"`` for the order shown in this row's prompt (pairwise);
 * ``pair_id`` and ``order`` (0 = chosen shown first, 1 = swapped): position-agnostic batching;
-* ``pair_id`` and ``role`` (``"chosen"``/``"rejected"``): pointwise judging from pairwise labels.
+* ``pair_id`` and ``role`` (``"chosen"``/``"rejected"``): pointwise judging from pairwise labels;
+* ``responses``: the responses the row's prompt shows (every reward reads a completion the way the
+  :class:`~judgerl.judge.Judge` does, :func:`judgerl.rewards._columns.read_decisions`: a final answer
+  copied from a response is invalid, so a copied verdict or score earns the invalid reward).
 
 TRL's extra kwargs ``log_metric`` (used to log accuracy and valid-format rate per step) and
 ``trainer_state`` etc. are accepted and ignored otherwise.
@@ -31,19 +34,21 @@ from judgerl.protocols.base import JudgeProtocol
 from judgerl.rewards._columns import (
     RewardFn,
     column,
-    completion_text,
     log,
     partner_index,
     protocol_set,
+    read_decisions,
     row_protocols,
+    row_responses,
 )
 from judgerl.types import Decision
 
 ProtocolArg = JudgeProtocol | str | Sequence[JudgeProtocol | str]
 
 
-def _parse(completions: Sequence[Any], protos: Sequence[JudgeProtocol | None]) -> list[Decision | None]:
-    return [None if p is None else p.parse(completion_text(c)) for c, p in zip(completions, protos)]
+def _parse(completions: Sequence[Any], protos: Sequence[JudgeProtocol | None], kwargs: dict[str, Any],
+           reward: str) -> list[Decision | None]:
+    return read_decisions(completions, protos, row_responses(kwargs, len(completions), reward))
 
 
 def get_verdict_reward(protocol: ProtocolArg = "pav") -> RewardFn:
@@ -67,7 +72,7 @@ def get_verdict_reward(protocol: ProtocolArg = "pav") -> RewardFn:
         labels = column(kwargs, "label", n, "verdict_reward")
         rows = row_protocols(kwargs, n, protos, "verdict_reward", kind="pairwise")
         rows = [p if lab is not None else None for p, lab in zip(rows, labels)]
-        decisions = _parse(completions, rows)
+        decisions = _parse(completions, rows, kwargs, "verdict_reward")
         out: list[float | None] = []
         for d, lab in zip(decisions, labels):
             out.append(None if d is None else float(d.valid and d.verdict == lab))
@@ -107,7 +112,7 @@ def get_consistency_reward(protocol: ProtocolArg = "pav") -> RewardFn:
         orders = column(kwargs, "order", n, "consistency_reward")
         rows = row_protocols(kwargs, n, protos, "consistency_reward", kind="pairwise")
         rows = [p if lab is not None else None for p, lab in zip(rows, labels)]
-        decisions = _parse(completions, rows)
+        decisions = _parse(completions, rows, kwargs, "consistency_reward")
         correct = [d is not None and d.valid and d.verdict == lab for d, lab in zip(decisions, labels)]
         keys = [None if rows[i] is None else (pair_ids[i], int(orders[i])) for i in range(n)]
         partners = partner_index(keys, lambda k: (k[0], 1 - k[1]))  # type: ignore[index]
@@ -161,7 +166,7 @@ def get_pointwise_pair_reward(protocol: ProtocolArg = "pos") -> RewardFn:
         for i, (p, r) in enumerate(zip(rows, roles)):
             if p is not None and r not in ("chosen", "rejected"):
                 raise ValueError(f"pointwise_pair_reward: row {i} has role {r!r}; expected 'chosen' or 'rejected'")
-        decisions = _parse(completions, rows)
+        decisions = _parse(completions, rows, kwargs, "pointwise_pair_reward")
         keys = [None if rows[i] is None else (pair_ids[i], roles[i]) for i in range(n)]
         other = {"chosen": "rejected", "rejected": "chosen"}
         partners = partner_index(keys, lambda k: (k[0], other[k[1]]))  # type: ignore[index]
@@ -209,7 +214,7 @@ def get_format_reward(protocol: ProtocolArg) -> RewardFn:
 
     def format_reward(completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
         rows = row_protocols(kwargs, len(completions), protos, "format_reward")
-        decisions = _parse(completions, rows)
+        decisions = _parse(completions, rows, kwargs, "format_reward")
         out: list[float | None] = [None if d is None else float(d.valid) for d in decisions]
         log(kwargs, "judge/valid_format", [v for v in out if v is not None])
         return out

@@ -44,6 +44,8 @@ class RewardBatch:
         reasons: Per item invalid reason or None (``guard:empty``, a parse failure, ...).
         mode: Score mode used (``parsed``, ``mean``, ``expected``, ``programmatic``).
         note: Why ``mode`` differs from the one asked for (the backend has no logprobs), else None.
+        verdicts: Per item, the judge's decision in words (``"score 7"``, ``"win"``, ``"invalid: ..."``) or None.
+        reasoning: Per item, the judge's output text or None.
     """
 
     rewards: list[float]
@@ -52,6 +54,8 @@ class RewardBatch:
     reasons: list[str | None] = field(default_factory=list)
     mode: str = "parsed"
     note: str | None = None
+    verdicts: list[str | None] = field(default_factory=list)
+    reasoning: list[str | None] = field(default_factory=list)
 
 
 Fetch = Callable[[list[str], list[str], dict[str, Any]], RewardBatch]
@@ -95,6 +99,13 @@ class JudgeReward:
         self.last = batch
         log(kwargs, "judge/valid_rate", [float(v) for v in batch.valid])
         log(kwargs, "judge/score_mean", [s for s in batch.scores if s is not None])
+        log_extra = kwargs.get("log_extra")  # TRL's completions table (GRPOTrainer passes it to reward functions)
+        if callable(log_extra):
+            n = len(completions)
+            verdicts, reasons = batch.verdicts or [None] * n, batch.reasons or [None] * n
+            log_extra("judge_verdict", [v or ("valid" if ok else f"invalid: {r}")
+                                        for v, ok, r in zip(verdicts, batch.valid, reasons)])
+            log_extra("judge_reasoning", list(batch.reasoning) if batch.reasoning else [None] * n)
         if self.invalid_as_none:
             return [r if ok else None for r, ok in zip(batch.rewards, batch.valid)]
         return [float(r) for r in batch.rewards]
@@ -122,7 +133,8 @@ def get_judge_reward(scorer: Any, *, invalid_reward: float = 0.0, invalid_as_non
 
     def fetch(prompts: list[str], responses: list[str], columns: dict[str, Any]) -> RewardBatch:
         n = len(responses)
-        reasons: list[str | None] = [guard_reason(r, guard_empty, master_keys) for r in responses]
+        reasons: list[str | None] = [guard_reason(r, guard_empty, master_keys, p)
+                                           for p, r in zip(prompts, responses)]
         scores: list[float | None] = [None] * n
         todo = [i for i in range(n) if reasons[i] is None]
         for round_ in range(retry_failed + 1):
@@ -158,7 +170,8 @@ def server_fetch(client: Any, *, reference_column: str | None = None, score_mode
         out = client.rewards(prompts, responses, refs, score_mode=score_mode, retry_failed=retry_failed)
         return RewardBatch([float(r) for r in out["rewards"]], list(out["valid"]), list(out["scores"]),
                            list(out.get("reasons") or [None] * len(responses)),
-                           str(out.get("score_mode", "verdict")), out.get("score_mode_note"))
+                           str(out.get("score_mode", "verdict")), out.get("score_mode_note"),
+                           list(out.get("verdicts") or []), list(out.get("reasoning") or []))
 
     return fetch
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from judgerl.protocols.base import JudgeProtocol
-from judgerl.rewards._columns import RewardFn, column, completion_text, log, protocol_set, row_protocols
+from judgerl.rewards._columns import RewardFn, column, log, protocol_set, read_decisions, row_protocols, row_responses
 
 
 def regression_reward_value(pred: float | None, gold: float, min_score: float, max_score: float) -> float:
@@ -46,7 +46,8 @@ def get_regression_reward(protocol: JudgeProtocol | str = "pos", min_score: floa
             scale when given with an object.
 
     Columns: ``gold_score`` (number in [min_score, max_score]; rows with None get None),
-        optional ``protocol``. Non-pointwise rows get None.
+        optional ``protocol``, ``responses`` (a score copied from the response is invalid: -1).
+        Non-pointwise rows get None.
     Logs: ``judge/regression_valid_format``, ``judge/regression_abs_error`` (valid rows).
 
     Raises:
@@ -75,13 +76,14 @@ def get_regression_reward(protocol: JudgeProtocol | str = "pos", min_score: floa
         out: list[float | None] = []
         valid: list[float] = []
         errors: list[float] = []
-        for c, p, g in zip(completions, rows, golds):
-            if p is None or g is None:
+        rows = [p if g is not None else None for p, g in zip(rows, golds)]
+        decisions = read_decisions(completions, rows, row_responses(kwargs, n, "regression_reward"))
+        for d, g in zip(decisions, golds):
+            if d is None:
                 out.append(None)
                 continue
             if not lo <= float(g) <= hi:
                 raise ValueError(f"regression_reward: gold score {g} outside [{lo}, {hi}]")
-            d = p.parse(completion_text(c))
             pred = float(d.scores[0]) if d.valid and d.scores else None
             valid.append(float(pred is not None))
             if pred is not None:

@@ -16,6 +16,10 @@ Reinforcement Learning", Sec. 3, reward design) scores one judge trajectory with
   trajectory and the closed ```` ```python ```` blocks in the text, so a block written after the
   budget was spent (not executed) still counts as an over-budget call.
 
+The decision is read the way the :class:`~judgerl.judge.Judge` reads it
+(:func:`judgerl.decision.read_decision`) against the row's ``responses`` column: a verdict copied
+from a response is invalid (Rc = Rf = 0).
+
 Tool statistics come from the ``trajectories`` keyword (one :class:`~judgerl.types.Trajectory` or
 its ``to_dict()`` per completion, e.g. returned by a TRL ``rollout_func``) when given; otherwise
 they are read from the text: python blocks are calls, and an ```` ```output ```` block whose last
@@ -36,8 +40,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from judgerl.protocols import JudgeProtocol, get_protocol
-from judgerl.codeblocks import MAX_TOOL_ROUNDS, count_python_blocks, looks_like_error, output_blocks
-from judgerl.rewards._columns import column, completion_text
+from judgerl.codeblocks import (
+    MAX_TOOL_ROUNDS,
+    blank_executed_blocks,
+    count_python_blocks,
+    looks_like_error,
+    output_blocks,
+)
+from judgerl.decision import observations_of, read_decision
+from judgerl.rewards._columns import column, completion_text, row_responses
 from judgerl.types import Decision, Trajectory
 
 #: Categories whose items must be judged without tools (TIR-Judge: safety and general chat).
@@ -158,6 +169,7 @@ def score_tir(
     category: str | None = None,
     trajectory: Trajectory | Mapping[str, Any] | None = None,
     n_responses: int | None = None,
+    responses: Sequence[str] = (),
     max_tool_calls: int = MAX_TOOL_CALLS,
     no_tool_categories: Iterable[str] = NO_TOOL_CATEGORIES,
     score_tolerance: float = 0.0,
@@ -169,13 +181,22 @@ def score_tir(
     read from :meth:`~judgerl.types.Trajectory.parse_text` (executed code and interpreter output
     blanked by their recorded offsets) -- the same text the :class:`~judgerl.judge.Judge` parses --
     so nothing the code under judgment printed, and no fence inside executed code, can become the
-    rewarded verdict. Without one, the raw ``text`` is parsed.
+    rewarded verdict. Without one, the raw ``text`` is read with its python and output blocks
+    blanked as the tool loop finds them (:func:`judgerl.codeblocks.blank_executed_blocks`: line
+    fences, so a fence inside a string literal of the code does not end the block). Either way the
+    decision is :func:`judgerl.decision.read_decision`'s against ``responses`` (the texts under
+    judgment; empty: no quoted-answer check) and the tool output (an answer copied from what the
+    code printed is void).
 
     Raises:
         ValueError: ``gold`` does not fit the protocol kind, or a malformed trajectory dict.
     """
     traj = Trajectory.from_dict(trajectory) if isinstance(trajectory, Mapping) else trajectory
-    decision = protocol.parse(traj.parse_text() if traj is not None and traj.segments else text, n_responses)
+    if traj is not None and traj.segments:
+        parse_text, observations = traj.parse_text(), observations_of(traj)
+    else:
+        parse_text, observations = blank_executed_blocks(text), tuple(output_blocks(text))
+    decision = read_decision(protocol, parse_text, tuple(responses), n_responses, observations=observations)
     calls, errors = tool_stats(text, trajectory)
     rc = rc_component(decision, gold, protocol.kind, score_tolerance=score_tolerance)
     rf = rf_component(decision, calls, category, no_tool_categories=no_tool_categories)
@@ -192,6 +213,7 @@ def _scores_for_batch(
     categories = column(kwargs, "category", n, "tir_reward", required=False)
     trajectories = column(kwargs, "trajectories", n, "tir_reward", required=False)
     n_resp = column(kwargs, "n_responses", n, "tir_reward", required=False)
+    responses = row_responses(kwargs, n, "tir_reward")
     out: list[TIRScore | None] = []
     for i, completion in enumerate(completions):
         gold = labels[i] if labels[i] is not None else golds[i]
@@ -201,7 +223,8 @@ def _scores_for_batch(
         try:
             out.append(score_tir(
                 completion_text(completion), gold, proto,
-                category=categories[i], trajectory=trajectories[i], n_responses=n_resp[i], **options,
+                category=categories[i], trajectory=trajectories[i], n_responses=n_resp[i],
+                responses=responses[i], **options,
             ))
         except ValueError as e:
             raise ValueError(f"TIR reward, row {i}: {e}") from e
@@ -230,7 +253,7 @@ def get_tir_reward(
 
     Returns:
         ``tir_reward(completions, **kwargs) -> list[float | None]``. Reads the columns ``label``
-        (or ``gold``), optional ``category``, ``trajectories`` and ``n_responses`` from kwargs,
+        (or ``gold``), optional ``category``, ``trajectories``, ``n_responses`` and ``responses`` from kwargs,
         each a list aligned with ``completions``; other kwargs (``prompts``, ``trainer_state`` …)
         are ignored. A row whose label is None gets None.
 

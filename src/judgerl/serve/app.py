@@ -12,7 +12,8 @@ Endpoints (JSON in, JSON out; bodies in :mod:`judgerl.serve.schemas`):
   in, ``{"rewards", "scores", "extra_logs"}`` out.
 
 A client may send an ``X-Request-ID`` header: a retry with the same id is answered from the first
-attempt instead of being judged again. Concurrent requests are gathered into generation batches by
+attempt instead of being judged again; the items an attempt finished before its client left are kept,
+so a retry judges only the missing ones (:mod:`judgerl.serve.dedup`). Concurrent requests are gathered into generation batches by
 :class:`~judgerl.serve.batcher.MicroBatcher`; items of a client that disconnected are dropped
 before generation.
 
@@ -225,7 +226,7 @@ def create_app(
         async def compute() -> Any:
             return await judge_items(items, request.is_disconnected)
 
-        results = await service.once(await _request_id(request, endpoint), compute)
+        results = await service.once(await _request_id(request, endpoint), compute, request.is_disconnected)
         service.counts[endpoint] += 1
         if single:
             return results[0]
@@ -246,14 +247,15 @@ def create_app(
     @app.post("/v1/rewards")
     async def rewards(request: Request, req: RewardsRequest) -> dict[str, Any]:
         out = await service.once(await _request_id(request, "rewards"),
-                                 lambda: service.rewards(req.items, request.is_disconnected, req.score_mode))
+                                 lambda: service.rewards(req.items, request.is_disconnected, req.score_mode),
+                                 request.is_disconnected)
         service.counts["rewards"] += 1
         return out
 
     @app.post("/get_reward")
     async def get_reward(request: Request, req: OpenRLHFRequest) -> dict[str, Any]:
         out = await service.once(await _request_id(request, "get_reward"),
-                                 lambda: service.openrlhf(req, request.is_disconnected))
+                                 lambda: service.openrlhf(req, request.is_disconnected), request.is_disconnected)
         service.counts["get_reward"] += 1
         return out
 

@@ -17,6 +17,9 @@ import httpx
 #: Statuses worth retrying: the server is overloaded or restarting.
 RETRY_STATUS = frozenset({502, 503, 504})
 
+#: Per-item lists of a ``/v1/rewards`` answer (each must have one entry per item).
+REWARD_KEYS = ("rewards", "valid", "scores", "errors", "reasons", "verdicts", "reasoning")
+
 
 class JudgeClientError(RuntimeError):
     """The server refused the request (4xx / 5xx after retries) or could not be reached.
@@ -28,6 +31,34 @@ class JudgeClientError(RuntimeError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+def check_count(where: str, answer: Any, n: int, keys: Sequence[str] = ("rewards",)) -> None:
+    """Refuse a server answer that does not hold exactly one value per item under each of ``keys``.
+
+    A reward server that answers 1 reward for 3 completions must never reach a trainer as ``[0.9]``
+    (a trainer may broadcast it, or pair it with the wrong completion).
+
+    Args:
+        where: The URL (for the message).
+        answer: The decoded JSON answer.
+        n: Items sent.
+        keys: Per-item lists that must be present with ``n`` entries (absent optional ones are skipped
+            when not the first key).
+
+    Raises:
+        JudgeClientError: a missing or non-list first key, or any listed key with the wrong length.
+    """
+    if not isinstance(answer, dict) or not isinstance(answer.get(keys[0]), list):
+        raise JudgeClientError(f"{where}: the answer has no {keys[0]!r} list: {str(answer)[:200]}")
+    for key in keys:
+        value = answer.get(key)
+        if value is None and key != keys[0]:
+            continue
+        if not isinstance(value, list) or len(value) != n:
+            got = len(value) if isinstance(value, list) else type(value).__name__
+            raise JudgeClientError(f"{where}: the server answered {got} {key} for {n} items; refusing a reward "
+                                   "count that does not match the request")
 
 
 class JudgeClient:
@@ -119,13 +150,18 @@ class JudgeClient:
         """``GET /health``."""
         return self._call("GET", "/health")
 
+    def _results(self, path: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+        out = self._call("POST", path, body)
+        check_count(f"{self.url}{path}", out, len(body["items"]), ("results",))
+        return out["results"]
+
     def judge_pairs(self, items: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
         """Judge ``[{prompt, response_a, response_b}, ...]``; one result dict per item (verdict, scores, valid, raw)."""
-        return self._call("POST", "/v1/judge/pairwise", {"items": [dict(i) for i in items]})["results"]
+        return self._results("/v1/judge/pairwise", {"items": [dict(i) for i in items]})
 
     def judge_listwise(self, items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Rank ``[{prompt, responses: [...]}, ...]`` (listwise servers); one result per item."""
-        return self._call("POST", "/v1/judge/listwise", {"items": [dict(i) for i in items]})["results"]
+        return self._results("/v1/judge/listwise", {"items": [dict(i) for i in items]})
 
     def score(self, items: Sequence[Mapping[str, str]], score_mode: str | None = None) -> list[dict[str, Any]]:
         """Score ``[{prompt, response}, ...]`` (pointwise servers); one result dict per item.
@@ -133,7 +169,7 @@ class JudgeClient:
         body: dict[str, Any] = {"items": [dict(i) for i in items]}
         if score_mode is not None:
             body["score_mode"] = score_mode
-        return self._call("POST", "/v1/score", body)["results"]
+        return self._results("/v1/score", body)
 
     def rewards(
         self,
@@ -153,6 +189,7 @@ class JudgeClient:
 
         Raises:
             ValueError: the sequences differ in length.
+            JudgeClientError: the answer does not hold one reward (and validity, score, ...) per item.
         """
         if len(prompts) != len(responses) or (references is not None and len(references) != len(prompts)):
             raise ValueError(
@@ -169,6 +206,7 @@ class JudgeClient:
         if score_mode is not None:
             body["score_mode"] = score_mode
         out = self._call("POST", "/v1/rewards", body)
+        check_count(f"{self.url}/v1/rewards", out, len(items), REWARD_KEYS)
         for round_ in range(retry_failed + 1):
             failed = [i for i, r in enumerate(out.get("reasons") or []) if r == "generation_failed"]
             if not failed:
@@ -179,6 +217,7 @@ class JudgeClient:
                                        f"judged after {retry_failed} retries ({first})")
             time.sleep(random.uniform(0, min(self.max_backoff_s, self.backoff_base_s * 2**round_)))
             again = self._call("POST", "/v1/rewards", body | {"items": [items[i] for i in failed]})
+            check_count(f"{self.url}/v1/rewards", again, len(failed), REWARD_KEYS)
             for k, i in enumerate(failed):
                 for key in ("rewards", "valid", "scores", "errors", "reasons"):
                     if key in out and key in again:

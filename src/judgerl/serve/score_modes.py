@@ -124,7 +124,7 @@ async def score_items(service: Any, items: Sequence[Any], gone: Any, mode: Score
     ``{"score", "normalized", "valid", "invalid_reason", "score_mode", "raw"}`` per item, plus
     ``parsed_score`` / ``expected_mass`` (``expected``) and ``score_mode_requested`` / ``score_mode_note``
     (a fallback); guarded responses (empty, master keys) are invalid without a judge call."""
-    guarded = [service._guard(it.response) for it in items]
+    guarded = [service._guard(it.response, it.prompt) for it in items]
     todo = [i for i, g in enumerate(guarded) if g is None]
     inputs = [service._input(f"items[{i}]", items[i].prompt, [items[i].response]) for i in todo]
     scored = dict(zip(todo, await service._pointwise(inputs, gone, mode))) if todo else {}

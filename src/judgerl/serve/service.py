@@ -21,20 +21,27 @@ Reward integrity:
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
 from judgerl.aggregate import aggregate_decisions
+from judgerl.backends.base import reporting_progress
 from judgerl.expected import SCORE_MODES
 from judgerl.serve.score_modes import ScoreMode, check_score_mode, pointwise_scores, resolve_score_mode, score_items
 from judgerl.judge import Judge, JudgeInput, JudgeRequest, Judgment
+from judgerl.progress import ThroughputLog
 from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason
 from judgerl.serve.batcher import ClientGone, GoneCheck, MicroBatcher, ServerBusy
-from judgerl.serve.dedup import RequestDedup
-from judgerl.serve.compat import DEFAULT_STRIP_TOKENS
+from judgerl.serve.dedup import RequestDedup, content_key
+from judgerl.serve.chat_markup import DEFAULT_STRIP_TOKENS, KNOWN_MARKUPS, ChatMarkup
 from judgerl.types import Decision
+
+
+#: Seconds between the server's "generating: N tokens/s ..., queue Q" log lines.
+PROGRESS_LOG_INTERVAL_S = 30.0
 
 
 class ApiError(Exception):
@@ -67,6 +74,8 @@ class ServeConfig:
             and average, cancelling position bias (J1); both orders must be valid.
         return_raw: Include the judge's raw output text in judge / score responses.
         strip_tokens: End-of-turn markers removed from OpenRLHF responses.
+        chat_markups: The policy's chat markup, tried in order to find the instruction in OpenRLHF prompts
+            (:mod:`judgerl.serve.chat_markup`; ``--policy-tokenizer`` puts the derived one first).
         guard_empty: Empty / whitespace-only responses get ``invalid_reward`` without a judge call.
         master_keys: Responses (compared case- and whitespace-insensitively) that get
             ``invalid_reward`` without a judge call; ``()`` disables the check.
@@ -93,6 +102,7 @@ class ServeConfig:
     pairwise_both_orders: bool = False
     return_raw: bool = True
     strip_tokens: tuple[str, ...] = field(default_factory=lambda: DEFAULT_STRIP_TOKENS)
+    chat_markups: tuple[ChatMarkup, ...] = field(default_factory=lambda: KNOWN_MARKUPS)
     guard_empty: bool = True
     master_keys: tuple[str, ...] = field(default_factory=lambda: DEFAULT_MASTER_KEYS)
     dedup_ttl_s: float = 600.0
@@ -153,8 +163,11 @@ class JudgeService:
         if self.protocol.kind == "pointwise" and self.score_range is None:
             raise ValueError(f"protocol {self.protocol.name!r} has no min_score/max_score; pass ServeConfig.score_range")
         self.expected_why = check_score_mode(judge, config.score_mode)
+        # uvicorn's server logger: the line appears next to uvicorn's own, at `judgerl serve --log-level`
+        self.throughput = ThroughputLog(logging.getLogger("uvicorn.error"), PROGRESS_LOG_INTERVAL_S,
+                                        queue=lambda: self.batcher.pending)
         self.batcher: MicroBatcher[JudgeRequest, Judgment] = MicroBatcher(
-            judge.run, max_batch_size=config.max_batch_size, max_wait_ms=config.max_wait_ms,
+            self._run_batch, max_batch_size=config.max_batch_size, max_wait_ms=config.max_wait_ms,
             max_pending=config.max_pending,
         )
         self.counts: Counter[str] = Counter()
@@ -162,6 +175,13 @@ class JudgeService:
                                   lambda e: isinstance(e, ApiError) and e.status == 499)
 
     # -- generation -------------------------------------------------------------------------------
+
+    def _run_batch(self, requests: list[JudgeRequest]) -> list[Judgment]:
+        """``judge.run`` on one micro-batch (in the batcher's worker thread), its generation progress
+        going to :attr:`throughput` (a log line with tokens/s and the queue every
+        :data:`PROGRESS_LOG_INTERVAL_S` seconds while generating)."""
+        with reporting_progress(self.throughput):
+            return self.judge.run(requests)
 
     def _input(self, where: str, prompt: str, responses: Sequence[str]) -> JudgeInput:
         try:
@@ -181,10 +201,7 @@ class JudgeService:
             for s in range(k):
                 requests.append(JudgeRequest(messages, len(inp.responses), self.judge.sample_seed(key, s),
                                              inp.responses))
-        try:
-            flat = await self.batcher.submit(requests, gone)
-        except ServerBusy as e:
-            raise ApiError(503, f"server busy: {e}") from e
+        flat = await self._generate(requests, gone)
         out = []
         for i in range(len(inputs)):
             group = flat[i * k : (i + 1) * k]
@@ -205,6 +222,20 @@ class JudgeService:
                     self.counts[f"invalid:{j.decision.invalid_reason}"] += 1
             out.append((decision, judgments, errors[0] if errors and not decision.valid else None))
         return out
+
+    async def _generate(self, requests: list[JudgeRequest], gone: GoneCheck | None) -> list[Any]:
+        """Run ``requests`` through the batcher (:meth:`RequestDedup.run_items`: inside a keyed request, what an
+        earlier attempt finished is reused); a judgment or the exception it failed with, per request.
+
+        Raises:
+            ApiError: 503 when the queue is full.
+        """
+        try:
+            return await self.dedup.run_items(
+                requests, lambda r: content_key(r.messages, r.n_responses, r.seed, list(r.responses)),
+                self.batcher.submit, gone, lambda r: isinstance(r, Judgment) and not r.retryable)
+        except ServerBusy as e:
+            raise ApiError(503, f"server busy: {e}") from e
 
     def _raw(self, judgments: list[Judgment]) -> dict[str, Any]:
         if not self.config.return_raw:
@@ -321,7 +352,9 @@ class JudgeService:
             ``{"rewards", "valid", "scores", "errors", "reasons", "n_invalid", "n_guarded", "invalid_reasons",
             "invalid_reward"}`` (pointwise: + ``score_mode``, :mod:`judgerl.serve.score_modes`); ``scores``: judge
             scores in that mode or None; ``errors`` / ``reasons``: per-item generation error / invalid reason or
-            None (``generation_failed``: the server failed, a retry may succeed).
+            None (``generation_failed``: the server failed, a retry may succeed); ``verdicts``: per item
+            ``"score 7"`` / ``"win"`` / ``"loss"`` / ``"tie"`` (``"win/loss"`` in both orders) / ``"invalid: <reason>"``
+            (None when guarded); ``reasoning``: the judge's raw output (first sample; None without ``return_raw``).
             With ``ServeConfig.audit_flags`` (default): ``flags``, the reward-hacking kinds found in each
             item's response (:func:`judgerl.audit.flag_response`; e.g. ``["fake_end_marker"]``).
 
@@ -344,8 +377,10 @@ class JudgeService:
         rewards: list[float] = [cfg.invalid_reward] * n
         valid, scores = [False] * n, [None] * n  # type: ignore[var-annotated]
         errors: list[str | None] = [None] * n
+        verdicts: list[str | None] = [None] * n
+        reasoning: list[str | None] = [None] * n
         reasons: Counter[str] = Counter()
-        guarded = [self._guard(it.response) for it in items]
+        guarded = [self._guard(it.response, it.prompt) for it in items]
         todo = [i for i in range(n) if guarded[i] is None]
         orders = 2 if (kind == "pairwise" and cfg.pairwise_both_orders) else 1
         inputs = []
@@ -364,19 +399,25 @@ class JudgeService:
         for pos, i in enumerate(todo):
             parts = judged[pos * orders : (pos + 1) * orders]
             errors[i] = next((e for _, _, e in parts if e), None)
+            if cfg.return_raw and parts[0][1]:
+                reasoning[i] = parts[0][1][0].text
             bad = [d for d, _, _ in parts if not d.valid]
             if bad:
                 reasons[str(bad[0].invalid_reason)] += 1
                 item_reasons[i] = str(bad[0].invalid_reason)
+                verdicts[i] = f"invalid: {bad[0].invalid_reason}"
                 continue
             valid[i] = True
             if kind == "pointwise":
                 s = parts[0][0].scores[0]  # type: ignore[index]
                 scores[i] = s
                 rewards[i] = self._normalise(s)
+                verdicts[i] = f"score {s:g}"
             else:
                 wins = [{"A": 1.0, "B": 0.0, "tie": 0.5}[str(d.verdict)] for d, _, _ in parts]
                 rewards[i] = wins[0] if orders == 1 else (wins[0] + 1.0 - wins[1]) / 2
+                mine = [wins[0]] + [1.0 - w for w in wins[1:]]  # from the response's side in each order
+                verdicts[i] = "/".join({1.0: "win", 0.0: "loss", 0.5: "tie"}[w] for w in mine)
         for g in guarded:
             if g is not None:
                 reasons[g] += 1
@@ -390,6 +431,8 @@ class JudgeService:
             "scores": scores,
             "errors": errors,
             "reasons": item_reasons,
+            "verdicts": verdicts,
+            "reasoning": reasoning,
             "n_invalid": n_invalid,
             "n_guarded": sum(g is not None for g in guarded),
             "invalid_reasons": dict(reasons),
@@ -397,39 +440,18 @@ class JudgeService:
         } | (mode.fields() if mode is not None else {}) | audit
 
     async def openrlhf(self, req: Any, gone: GoneCheck | None = None) -> dict[str, Any]:
-        """OpenRLHF remote reward: split each query into prompt + response, then :meth:`rewards`.
+        """OpenRLHF remote reward, item by item (:func:`judgerl.serve.compat.openrlhf_rewards`)."""
+        from judgerl.serve.compat import openrlhf_rewards
 
-        ``labels`` (when strings) are used as references for pairwise protocols.
-
-        Raises:
-            ApiError: 422 when a query does not start with its prompt.
-        """
-        from judgerl.serve.compat import split_query
-        from judgerl.serve.schemas import RewardItem
-
-        items = []
-        for i, (q, p) in enumerate(zip(req.query, req.prompts or [])):
-            try:
-                prompt, response = split_query(q, p, self.config.strip_tokens)
-            except ValueError as e:
-                raise ApiError(422, f"query[{i}]: {e}") from e
-            label = req.labels[i] if req.labels is not None else None
-            items.append(RewardItem(prompt=prompt, response=response,
-                                    reference=label if isinstance(label, str) else None))
-        out = await self.rewards(items, gone)
-        return {
-            "rewards": out["rewards"],
-            "scores": out["rewards"],
-            "extra_logs": {"judge_valid": [float(v) for v in out["valid"]]}
-            | ({"audit_flagged": [float(bool(f)) for f in out["flags"]]} if "flags" in out else {}),
-        }
+        return await openrlhf_rewards(self, req, gone)
 
     # -- retries, guards, limits ----------------------------------------------------------------
 
-    async def once(self, key: str | None, compute: Callable[[], Awaitable[Any]]) -> Any:
+    async def once(self, key: str | None, compute: Callable[[], Awaitable[Any]],
+                   gone: GoneCheck | None = None) -> Any:
         """Run ``compute`` once per request key (:func:`judgerl.serve.dedup.request_key`; see
-        :class:`~judgerl.serve.dedup.RequestDedup`)."""
-        return await self.dedup.once(key, compute)
+        :class:`~judgerl.serve.dedup.RequestDedup`); ``gone``: this client's disconnect check."""
+        return await self.dedup.once(key, compute, gone)
 
     async def _flags(self, items: Sequence[Any]) -> dict[str, Any]:
         """``{"flags": [kinds found in each item's response]}`` (the reward-hacking audit, off the event
@@ -446,8 +468,9 @@ class JudgeService:
                 self.counts[f"flag:{kind}"] += 1
         return {"flags": flags}
 
-    def _guard(self, response: str) -> str | None:
-        return guard_reason(response, self.config.guard_empty, self.config.master_keys)
+    def _guard(self, response: str, prompt: str | None = None) -> str | None:
+        """The guard reason of ``response`` to ``prompt`` (its exemptions: "reply with only the colon")."""
+        return guard_reason(response, self.config.guard_empty, self.config.master_keys, prompt)
 
     def _check_items(self, items: Sequence[Any], fields: tuple[str, ...]) -> None:
         cfg = self.config

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 
 __all__ = ["ExecResult", "SandboxClosedError", "SandboxError", "SandboxLimits",
@@ -30,14 +31,16 @@ class SandboxLimits:
         timeout_s: wall-clock limit in seconds (monotonic clock; the process group is SIGKILLed).
         cpu_time_s: CPU-time limit in whole seconds (RLIMIT_CPU; SIGXCPU, then SIGKILL 1 s later).
         memory_bytes: memory limit in bytes. Always an address-space limit per process
-            (RLIMIT_AS; allocations beyond it fail, Python raises ``MemoryError``); where cgroup
-            v2 is usable also the whole run's budget (``memory.max``: all its processes together;
-            past it the kernel kills one of them). Without cgroups a run's total is bounded only by
-            ``memory_bytes * max_processes`` (see ``ExecResult.budget``).
+            (RLIMIT_AS; allocations beyond it fail, Python raises ``MemoryError``); where a cgroup
+            (v2, or v1's memory hierarchy) is writable also the whole run's budget: all its
+            processes, memfds, shared memory and files on the private tmpfs together (past it the
+            kernel kills one of its processes). Without cgroups a run's total is bounded only by
+            ``memory_bytes * max_processes`` for process memory, and memfd pages are not bounded
+            by it at all (see ``ExecResult.budget`` and docs/sandbox.md).
         output_bytes: cap in bytes on each of stdout and stderr; the rest is read and discarded and
             ``ExecResult.truncated`` is set.
         max_processes: process/thread limit of the run, including its own main thread: the
-            run's cgroup ``pids.max`` where cgroup v2 is usable, and RLIMIT_NPROC on the run's
+            run's cgroup ``pids.max`` where a cgroup is usable, and RLIMIT_NPROC on the run's
             unprivileged uid in any case.
         max_open_files: file-descriptor limit (RLIMIT_NOFILE).
         file_bytes: largest file the run may write, in bytes (RLIMIT_FSIZE).
@@ -45,7 +48,8 @@ class SandboxLimits:
             disk quota beyond ``file_bytes`` per file).
 
     Raises:
-        ValueError: a limit is not a positive number (the message names the field).
+        ValueError: a limit is not a positive, finite number (NaN and inf included) or not whole
+            where it must be (the message names the field).
     """
 
     timeout_s: float = 10.0
@@ -60,8 +64,10 @@ class SandboxLimits:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ValueError(f"SandboxLimits.{f.name} must be a positive number, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"SandboxLimits.{f.name} must be a positive, finite number, "
+                                 f"got {value!r}")
             if f.name != "timeout_s" and not float(value).is_integer():
                 raise ValueError(f"SandboxLimits.{f.name} must be a whole number, got {value!r}")
         if self.max_open_files < 8:
@@ -94,14 +100,22 @@ class ExecResult:
         timed_out: True when the wall-clock limit was hit.
         truncated: True when stdout or stderr exceeded the output cap.
         duration_s: wall-clock seconds from fork to exit, measured in the worker.
-        budget: which per-run memory/process limit was in force: ``"cgroup"`` (cgroup v2
-            ``memory.max`` = ``memory_bytes`` for the whole run, ``pids.max`` =
-            ``max_processes``) or ``"rlimit"`` (no writable cgroup v2 here: RLIMIT_AS per process
-            and RLIMIT_NPROC per uid, so the run's total is at most ``memory_cap_bytes``). Empty
+        budget: which mechanism enforced the run's memory/process budget: ``"cgroup-v2"``
+            (``memory.max`` = ``memory_bytes`` for the whole run, ``pids.max`` =
+            ``max_processes``), ``"cgroup-v1"`` (``memory.limit_in_bytes`` and
+            ``memory.memsw.limit_in_bytes``, ``pids.max``; same meaning) or ``"rlimit"`` (no
+            writable cgroup here: RLIMIT_AS per process and RLIMIT_NPROC per uid, so the run's
+            process memory is at most ``memory_cap_bytes`` and memfd pages are unbounded). Empty
             for results built by hand. Not part of equality.
         memory_cap_bytes: the most memory, in bytes, the run could hold in total under
             ``budget`` (``memory_bytes``, or ``memory_bytes * max_processes`` for ``"rlimit"``).
             Not part of equality.
+        memory_peak_bytes: the most memory the run held at once, in bytes (its worker cgroup's
+            peak above the idle worker: processes, memfds, tmpfs files and page cache it caused),
+            or None where not measured (``"rlimit"``; cgroup v2 before Linux 6.12). Not part of
+            equality.
+        oom_kills: processes of the run the kernel killed for exceeding the cgroup budget (each
+            reported in ``stderr``'s last line as ``MemoryError: ...``). Not part of equality.
     """
 
     stdout: str
@@ -112,6 +126,8 @@ class ExecResult:
     duration_s: float
     budget: str = field(default="", compare=False)
     memory_cap_bytes: int = field(default=0, compare=False)
+    memory_peak_bytes: int | None = field(default=None, compare=False)
+    oom_kills: int = field(default=0, compare=False)
 
     @property
     def ok(self) -> bool:

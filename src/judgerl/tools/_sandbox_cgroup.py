@@ -1,20 +1,32 @@
-"""Per-run memory and process budget through cgroup v2, where this process may create cgroups.
+"""Per-run memory and process budget through cgroups (v2, or v1 where v2 has no controllers).
 
 Each sandbox worker (bubblewrap + zygote, or the fallback zygote) is started inside its own leaf
-cgroup ``<parent>/judgerl-<pid>-<n>``. A worker serves one run at a time and the zygote itself
-never grows, so the leaf's limits are the run's: ``memory.max`` = the zygote's own usage when it
-became ready + ``memory_bytes`` (+ ``disk_bytes`` in bwrap mode, whose private tmpfs pages are
-charged to the same cgroup), ``memory.swap.max`` = 0, ``pids.max`` = ``max_processes`` + the
-sandbox's own processes (bwrap's two and the zygote). ``memory.events``' ``oom_kill`` counter tells
-the host that a run was killed for exceeding its budget; ``cgroup.kill`` ends every process of a
-discarded worker at once.
+cgroup ``judgerl-<pid>-<n>`` (v2: one directory; v1: one in the ``memory`` hierarchy and one in
+the ``pids`` hierarchy). A worker serves one run at a time and the zygote itself never grows, so
+the leaf's limits are the run's:
 
-The parent is ``$JUDGERL_SANDBOX_CGROUP`` (a delegated cgroup v2 directory) or this process's own
-cgroup v2. It is usable when its ``cgroup.controllers`` has ``memory`` and ``pids`` and they are
-(or can be) enabled in its ``cgroup.subtree_control`` and a child can be created and written; the
-kernel refuses to enable controllers below a cgroup that itself holds processes (other than the
-root), and cgroup v1 hosts have no v2 memory controller at all. Anywhere else the sandbox runs in
-``"rlimit"`` budget mode (RLIMIT_AS per process x RLIMIT_NPROC) and says so in every result.
+* memory: the worker's own usage when it became ready + ``memory_bytes``. Everything the run holds
+  in RAM is charged there: its processes' pages (any number of children), memfd and POSIX shared
+  memory pages, and the files it writes on bubblewrap's private tmpfs (shmem pages are charged to
+  the cgroup that faults them in). v2: ``memory.max`` with ``memory.swap.max`` = 0; v1:
+  ``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes`` (memory + swap) at the same
+  value, so swapping does not stretch the budget. Past it the kernel's OOM killer kills a process
+  of the cgroup; ``memory.events`` (v2) or ``memory.oom_control`` (v1) counts those kills, which
+  the host reports in the result.
+* processes: ``pids.max`` = ``max_processes`` + the sandbox's own processes (bwrap's two, the
+  zygote and its kill helper); threads count too.
+
+Ending a discarded worker: ``cgroup.kill`` (v2) or SIGKILL to every pid in ``cgroup.procs`` (v1,
+repeated until empty; bubblewrap's pid namespace also dies with its init).
+
+Where the leaves are made (probed once): ``$JUDGERL_SANDBOX_CGROUP`` (a delegated cgroup v2
+directory: only that one is tried), else this process's own cgroup v2 when its
+``cgroup.controllers`` has ``memory`` and ``pids`` (and they are or can be enabled in its
+``cgroup.subtree_control``; the kernel refuses below a cgroup that itself holds processes), else
+this process's own cgroups in the v1 ``memory`` and ``pids`` hierarchies when both are mounted
+and writable (typically only as root). Nested below the caller's own cgroups, so the caller's
+limits still apply. Anywhere else the sandbox runs in ``"rlimit"`` budget mode (RLIMIT_AS per
+process x RLIMIT_NPROC) and says so in every result.
 """
 
 from __future__ import annotations
@@ -23,29 +35,55 @@ import itertools
 import logging
 import os
 import shutil
+import signal
 import threading
 import time
+from dataclasses import dataclass
 
-__all__ = ["CgroupSlot", "cgroup_parent", "shell_prefix"]
+__all__ = ["CgroupParent", "CgroupSlot", "cgroup_parent", "shell_prefix"]
 
 logger = logging.getLogger(__name__)
 _ENV = "JUDGERL_SANDBOX_CGROUP"
 _counter = itertools.count()
 _lock = threading.Lock()
-_parent_cache: dict[str, str | None] = {}
+_parent_cache: dict[str, CgroupParent | None] = {}
+_PROBE_BYTES = 64 * 1024 * 1024
+_V1_KILL_S = 1.0  # seconds kill_all keeps sweeping a v1 cgroup's pids
 
 
-def _v2_mount() -> str | None:
-    """Where the cgroup v2 hierarchy is mounted (``/sys/fs/cgroup`` or ``.../unified``)."""
+@dataclass(frozen=True)
+class CgroupParent:
+    """Where per-worker cgroups are created.
+
+    Attributes:
+        version: 2 (unified hierarchy) or 1 (separate ``memory`` and ``pids`` hierarchies).
+        memory_dir: directory under which the memory leaves are made (v2: the only directory).
+        pids_dir: directory under which the pids leaves are made (equal to ``memory_dir`` on v2).
+    """
+
+    version: int
+    memory_dir: str
+    pids_dir: str
+
+    @property
+    def mechanism(self) -> str:
+        """``"cgroup-v2"`` or ``"cgroup-v1"``: the value of ``ExecResult.budget``."""
+        return f"cgroup-v{self.version}"
+
+
+def _mountinfo() -> list[tuple[str, str, str, set[str]]]:
+    """(fstype, root, mount point, super options) of every mount of this process."""
+    out = []
     try:
         with open("/proc/self/mountinfo", encoding="utf-8") as f:
             for line in f:
                 left, _, right = line.partition(" - ")
-                if right.split(" ", 1)[0] == "cgroup2":
-                    return left.split()[4]
+                fields, rfields = left.split(), right.split()
+                if len(fields) >= 5 and len(rfields) >= 3:
+                    out.append((rfields[0], fields[3], fields[4], set(rfields[2].split(","))))
     except OSError:
-        return None
-    return None
+        pass
+    return out
 
 
 def _read(path: str) -> str:
@@ -58,12 +96,12 @@ def _write(path: str, value: str) -> None:
         f.write(value)
 
 
-def cgroup_parent() -> str | None:
-    """The cgroup v2 directory under which per-worker cgroups can be made, or None (probed once).
+def cgroup_parent() -> CgroupParent | None:
+    """Where per-worker cgroups can be made (probed once per ``$JUDGERL_SANDBOX_CGROUP`` value).
 
     Returns:
-        An absolute directory path, or None when cgroup v2 with writable ``memory`` and ``pids``
-        controllers is not available to this process (the reason is logged at INFO).
+        A :class:`CgroupParent`, or None when neither cgroup v2 nor v1 with writable ``memory``
+        and ``pids`` controllers is available to this process (the reasons are logged at INFO).
     """
     key = os.environ.get(_ENV, "")
     with _lock:
@@ -72,46 +110,103 @@ def cgroup_parent() -> str | None:
         return _parent_cache[key]
 
 
-def _probe_parent(explicit: str) -> str | None:
+def _probe_parent(explicit: str) -> CgroupParent | None:
     if explicit:
-        parent = explicit
-    else:
-        mount = _v2_mount()
-        if mount is None:
-            logger.info("sandbox budget: no cgroup v2 mount; using rlimits")
-            return None
-        try:
-            rel = next(line[3:].strip() for line in _read("/proc/self/cgroup").splitlines()
-                       if line.startswith("0::"))
-        except (OSError, StopIteration):
-            logger.info("sandbox budget: this process is in no cgroup v2; using rlimits")
-            return None
-        parent = os.path.join(mount, rel.lstrip("/"))
+        return _probe_v2(explicit)
+    v2 = _own_v2_dir()
+    found = _probe_v2(v2) if v2 is not None else None
+    return found if found is not None else _probe_v1()
+
+
+def _own_v2_dir() -> str | None:
+    mount = next((point for fstype, _, point, _ in _mountinfo() if fstype == "cgroup2"), None)
+    if mount is None:
+        logger.info("sandbox budget: no cgroup v2 mount")
+        return None
+    try:
+        rel = next(line[3:].strip() for line in _read("/proc/self/cgroup").splitlines()
+                   if line.startswith("0::"))
+    except (OSError, StopIteration):
+        logger.info("sandbox budget: this process is in no cgroup v2")
+        return None
+    return os.path.join(mount, rel.lstrip("/"))
+
+
+def _probe_v2(parent: str) -> CgroupParent | None:
     try:
         available = _read(os.path.join(parent, "cgroup.controllers")).split()
         if not {"memory", "pids"} <= set(available):
-            logger.info("sandbox budget: cgroup v2 at %s has no memory/pids controller (%s); "
-                        "using rlimits", parent, " ".join(available) or "none")
+            logger.info("sandbox budget: cgroup v2 at %s has no memory/pids controller (%s)",
+                        parent, " ".join(available) or "none")
             return None
         enabled = _read(os.path.join(parent, "cgroup.subtree_control")).split()
         if not {"memory", "pids"} <= set(enabled):
             _write(os.path.join(parent, "cgroup.subtree_control"), "+memory +pids")
-        probe = os.path.join(parent, f"judgerl-probe-{os.getpid()}")
-        os.mkdir(probe)
-        try:
-            _write(os.path.join(probe, "pids.max"), "1")
-            _write(os.path.join(probe, "memory.max"), str(64 * 1024 * 1024))
-        finally:
-            os.rmdir(probe)
+        _probe_leaf(parent, {"pids.max": "1", "memory.max": str(_PROBE_BYTES)})
     except OSError as e:
-        logger.info("sandbox budget: cgroup v2 at %s is not writable here (%s); using rlimits",
-                    parent, e)
+        logger.info("sandbox budget: cgroup v2 at %s is not writable here (%s)", parent, e)
         return None
-    return parent
+    return CgroupParent(2, parent, parent)
+
+
+def _own_v1_dirs() -> dict[str, str]:
+    """controller -> this process's cgroup directory in that v1 hierarchy (memory, pids)."""
+    mounts = {}
+    for fstype, root, point, opts in _mountinfo():
+        if fstype == "cgroup":
+            for ctrl in opts & {"memory", "pids"}:
+                mounts.setdefault(ctrl, (root, point))
+    dirs = {}
+    try:
+        lines = _read("/proc/self/cgroup").splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        for ctrl in parts[1].split(","):
+            if ctrl in mounts:
+                root, point = mounts[ctrl]
+                path = parts[2]
+                if root != "/" and not (path == root or path.startswith(root + "/")):
+                    continue  # our cgroup is outside what this mount shows
+                rel = path[len(root):] if root != "/" else path
+                dirs[ctrl] = os.path.join(point, rel.lstrip("/"))
+    return dirs
+
+
+def _probe_v1() -> CgroupParent | None:
+    dirs = _own_v1_dirs()
+    if not {"memory", "pids"} <= set(dirs):
+        logger.info("sandbox budget: no cgroup v1 memory and pids hierarchies (%s); using rlimits",
+                    ", ".join(sorted(dirs)) or "none")
+        return None
+    try:
+        mem = {"memory.limit_in_bytes": str(_PROBE_BYTES)}
+        if os.path.exists(os.path.join(dirs["memory"], "memory.memsw.limit_in_bytes")):
+            mem["memory.memsw.limit_in_bytes"] = str(_PROBE_BYTES)
+        _probe_leaf(dirs["memory"], mem)
+        _probe_leaf(dirs["pids"], {"pids.max": "1"})
+    except OSError as e:
+        logger.info("sandbox budget: cgroup v1 at %s / %s is not writable here (%s); using rlimits",
+                    dirs["memory"], dirs["pids"], e)
+        return None
+    return CgroupParent(1, dirs["memory"], dirs["pids"])
+
+
+def _probe_leaf(parent: str, values: dict[str, str]) -> None:
+    probe = os.path.join(parent, f"judgerl-probe-{os.getpid()}")
+    os.mkdir(probe)
+    try:
+        for name, value in values.items():
+            _write(os.path.join(probe, name), value)
+    finally:
+        os.rmdir(probe)
 
 
 class CgroupSlot:
-    """The leaf cgroup of one sandbox worker (created by the constructor).
+    """The leaf cgroup(s) of one sandbox worker (created by the constructor).
 
     Args:
         parent: from :func:`cgroup_parent`.
@@ -119,46 +214,110 @@ class CgroupSlot:
             sandbox's own processes.
 
     Raises:
-        OSError: the cgroup could not be created or configured.
+        OSError: a cgroup could not be created or configured (nothing is left behind).
     """
 
-    def __init__(self, parent: str, max_processes: int, extra_pids: int) -> None:
+    def __init__(self, parent: CgroupParent, max_processes: int, extra_pids: int) -> None:
         with _lock:
             n = next(_counter)
-        self.path = os.path.join(parent, f"judgerl-{os.getpid()}-{n}")
-        os.mkdir(self.path)
-        try:
-            _write(os.path.join(self.path, "pids.max"), str(int(max_processes) + extra_pids))
-            self._try_write("memory.swap.max", "0")
-            self._try_write("memory.oom.group", "0")
-        except OSError:
-            self.remove()
-            raise
+        name = f"judgerl-{os.getpid()}-{n}"
+        self.version = parent.version
+        self.mechanism = parent.mechanism
+        self.path = os.path.join(parent.memory_dir, name)
+        self.pids_path = os.path.join(parent.pids_dir, name)
+        self._dirs = [self.path] if self.version == 2 else [self.path, self.pids_path]
+        self._baseline = 0
         self._oom_kills = 0
+        self._peak_fd = -1  # v2: memory.peak, reset per run through this fd (Linux 6.12+)
+        made = []
+        try:
+            for d in self._dirs:
+                os.mkdir(d)
+                made.append(d)
+            _write(os.path.join(self.pids_path, "pids.max"), str(int(max_processes) + extra_pids))
+            if self.version == 2:
+                self._try_write("memory.swap.max", "0")
+                self._try_write("memory.oom.group", "0")
+        except OSError:
+            for d in reversed(made):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+            raise
 
     @property
-    def procs_file(self) -> str:
-        """The ``cgroup.procs`` file a starting worker writes ``0`` into to enter the cgroup."""
-        return os.path.join(self.path, "cgroup.procs")
+    def procs_files(self) -> list[str]:
+        """The ``cgroup.procs`` files a starting worker writes ``0`` into to enter its cgroups."""
+        return [os.path.join(d, "cgroup.procs") for d in self._dirs]
 
-    def _try_write(self, name: str, value: str) -> None:
+    def _try_write(self, name: str, value: str) -> bool:
         try:
             _write(os.path.join(self.path, name), value)
-        except FileNotFoundError:  # no swap accounting in this kernel: nothing to limit
-            pass
+            return True
+        except FileNotFoundError:  # e.g. no swap accounting in this kernel: nothing to limit
+            return False
+
+    def _usage(self) -> int:
+        name = "memory.current" if self.version == 2 else "memory.usage_in_bytes"
+        return int(_read(os.path.join(self.path, name)))
 
     def set_run_budget(self, memory_bytes: int) -> None:
-        """Set ``memory.max`` to the zygote's current usage + ``memory_bytes`` (bytes)."""
-        current = int(_read(os.path.join(self.path, "memory.current")))
-        _write(os.path.join(self.path, "memory.max"), str(current + int(memory_bytes)))
+        """Cap the cgroup at its current usage (the idle worker) + ``memory_bytes`` (bytes).
+
+        Raises:
+            OSError: the limit could not be written.
+        """
+        self._baseline = self._usage()
+        limit = str(self._baseline + int(memory_bytes))
+        if self.version == 2:
+            _write(os.path.join(self.path, "memory.max"), limit)
+        else:
+            # memsw (memory + swap) must stay >= the memory limit: lower the memory limit first.
+            _write(os.path.join(self.path, "memory.limit_in_bytes"), limit)
+            self._try_write("memory.memsw.limit_in_bytes", limit)
+            self._try_write("memory.swappiness", "0")
         self._oom_kills = self.oom_kills()
 
-    def oom_kills(self) -> int:
-        """How many processes the kernel killed in this cgroup for exceeding ``memory.max``."""
+    def begin_run(self) -> None:
+        """Start measuring the next run's peak (resets the peak counters). Never raises."""
         try:
-            for line in _read(os.path.join(self.path, "memory.events")).splitlines():
-                name, _, value = line.partition(" ")
-                if name == "oom_kill":
+            if self.version == 1:
+                for name in ("memory.max_usage_in_bytes", "memory.memsw.max_usage_in_bytes"):
+                    self._try_write(name, "0")
+            else:
+                if self._peak_fd < 0:
+                    self._peak_fd = os.open(os.path.join(self.path, "memory.peak"), os.O_RDWR)
+                os.write(self._peak_fd, b"reset\n")
+        except OSError:
+            if self._peak_fd >= 0:
+                os.close(self._peak_fd)
+            self._peak_fd = -2  # no per-run peak here (v2 before Linux 6.12); don't retry
+
+    def run_peak_bytes(self) -> int | None:
+        """Peak memory of the worker during the run, above its idle usage, in bytes; None when
+        this kernel cannot tell (cgroup v2 before 6.12). Never raises."""
+        try:
+            if self.version == 1:
+                name = "memory.memsw.max_usage_in_bytes"
+                if not os.path.exists(os.path.join(self.path, name)):
+                    name = "memory.max_usage_in_bytes"
+                peak = int(_read(os.path.join(self.path, name)))
+            elif self._peak_fd >= 0:
+                peak = int(os.pread(self._peak_fd, 64, 0))
+            else:
+                return None
+        except (OSError, ValueError):
+            return None
+        return max(0, peak - self._baseline)
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel killed in this cgroup for exceeding its memory limit."""
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        try:
+            for line in _read(os.path.join(self.path, name)).splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
                     return int(value)
         except (OSError, ValueError):
             pass
@@ -170,31 +329,64 @@ class CgroupSlot:
         new, self._oom_kills = now - self._oom_kills, now
         return new
 
-    def kill_all(self) -> None:
-        """SIGKILL every process in the cgroup (``cgroup.kill``, Linux 5.14+). Never raises."""
-        try:
-            _write(os.path.join(self.path, "cgroup.kill"), "1")
-        except OSError:
-            pass
+    def kill_all(self, wait_s: float = _V1_KILL_S) -> None:
+        """SIGKILL every process in the cgroup. Never raises.
 
-    def remove(self, wait_s: float = 5.0) -> None:
-        """Remove the cgroup once its processes are gone (waits at most ``wait_s`` seconds).
-        Never raises; a cgroup still busy after that is left for the kernel to report."""
+        v2: ``cgroup.kill`` (Linux 5.14+, atomic). v1: each pid listed in ``cgroup.procs``, swept
+        until the list is empty or ``wait_s`` seconds passed (``pids.max`` bounds what a run can
+        fork meanwhile; ``wait_s=0``: one sweep)."""
+        if self.version == 2:
+            try:
+                _write(os.path.join(self.path, "cgroup.kill"), "1")
+            except OSError:
+                pass
+            return
         deadline = time.monotonic() + wait_s
         while True:
-            try:
-                os.rmdir(self.path)
+            pids = set()
+            for procs in self.procs_files:
+                try:
+                    pids.update(int(p) for p in _read(procs).split())
+                except (OSError, ValueError):
+                    pass
+            if not pids:
                 return
-            except FileNotFoundError:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if time.monotonic() >= deadline:
                 return
-            except OSError:
-                if time.monotonic() >= deadline:
-                    logger.warning("sandbox cgroup %s still busy; left in place", self.path)
-                    return
-                time.sleep(0.02)
+            time.sleep(0.002)
+
+    def remove(self, wait_s: float = 5.0) -> None:
+        """Remove the cgroup(s) once their processes are gone (waits at most ``wait_s`` seconds).
+        Never raises; a cgroup still busy after that is left in place (logged)."""
+        if self._peak_fd >= 0:
+            os.close(self._peak_fd)
+            self._peak_fd = -2
+        deadline = time.monotonic() + wait_s
+        for path in self._dirs:
+            while True:
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() >= deadline:
+                        logger.warning("sandbox cgroup %s still busy; left in place", path)
+                        break
+                    time.sleep(0.02)
 
 
-def shell_prefix(procs_file: str) -> list[str]:
-    """argv prefix that moves the starting process into a cgroup, then execs the rest."""
+def shell_prefix(procs_files: list[str]) -> list[str]:
+    """argv prefix that moves the starting process into the given cgroups (``cgroup.procs``
+    paths, at least one), then execs the rest of the command line."""
+    if not procs_files:
+        raise ValueError("shell_prefix needs at least one cgroup.procs file")
     sh = shutil.which("sh") or "/bin/sh"
-    return [sh, "-c", 'echo 0 > "$0" && exec "$@"', procs_file]
+    n = len(procs_files)
+    moves = " && ".join(f'echo 0 > "${i}"' for i in range(n))  # $0 is the first file
+    return [sh, "-c", f'{moves} && shift {n - 1} && exec "$@"', *procs_files]

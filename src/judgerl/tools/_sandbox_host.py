@@ -9,7 +9,6 @@ import shutil
 import signal
 import struct
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -70,6 +69,18 @@ def kill_uid(uid: int, gid: int) -> None:
     os.waitpid(pid, 0)
 
 
+def _drain(fd: int) -> str:
+    """The last 2,000 characters a dead worker wrote to its stderr pipe (what is buffered)."""
+    os.set_blocking(fd, False)
+    data = b""
+    try:
+        while chunk := os.read(fd, 65536):
+            data = (data + chunk)[-8192:]
+    except OSError:
+        pass
+    return data[-2000:].decode(errors="replace").strip()
+
+
 class HostWorker:
     """One warm zygote process, started (and ready) when constructed.
 
@@ -81,6 +92,8 @@ class HostWorker:
         cgroup: the worker's cgroup (cgroup budget mode), or None (rlimit mode).
         run_memory_bytes: the per-run memory budget set in the cgroup once the zygote is ready.
         reapers: a list shared with the sandbox, to which background reaper threads are added.
+        on_reaped: called once, after the worker's processes are gone (or it never started),
+            e.g. to free its uid.
 
     Raises:
         SandboxError: the worker could not be started or did not report ready.
@@ -88,13 +101,21 @@ class HostWorker:
 
     def __init__(self, argv: Callable[[list[int]], list[str]], cfg: dict, files: list[tuple[str, bytes]],
                  cgroup: CgroupSlot | None, run_memory_bytes: int,
-                 reapers: list[threading.Thread]) -> None:
+                 reapers: list[threading.Thread], on_reaped: Callable[[], None] | None = None) -> None:
         self.cfg = cfg
+        self._on_reaped = on_reaped
         self.cgroup = cgroup
         self._reapers = reapers
         self._seq = 0
         self.proc: subprocess.Popen | None = None
-        self._log = tempfile.TemporaryFile(prefix="judgerl-sandbox-worker-")
+        self._tx = self._rx = -1  # the host's ends of the control pipes
+        # The control channel is a pair of pipes on fds that only the zygote keeps: bwrap's stdin
+        # and stdout are /dev/null and its stderr a pipe the host stops reading once the worker is
+        # ready. bubblewrap's init (pid 1 in the sandbox, with the run's uid when the host is not
+        # root) closes every inherited fd above 2, so /proc/1/fd/* names nothing of the channel.
+        req_r, self._tx = os.pipe2(os.O_CLOEXEC)
+        self._rx, rep_w = os.pipe2(os.O_CLOEXEC)
+        log_r, log_w = os.pipe2(os.O_CLOEXEC)
         fds = []
         try:
             for _, content in files:
@@ -102,42 +123,48 @@ class HostWorker:
                 os.write(fd, content)
                 os.lseek(fd, 0, os.SEEK_SET)
                 fds.append(fd)
+            cfg = dict(cfg, ctl_fds=[req_r, rep_w])
             full = argv(fds) + [json.dumps(cfg)]
             if cgroup is not None:
-                full = shell_prefix(cgroup.procs_file) + full
-            try:
-                self.proc = _spawner().submit(
-                    subprocess.Popen, full, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=self._log, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"},
-                    cwd=cfg["tmp_root"] if cfg["guard"] else "/", start_new_session=True,
-                    close_fds=True, pass_fds=tuple(fds),
-                ).result()
-            except OSError as exc:
-                raise SandboxError(f"cannot start sandbox worker {full[0]!r}: {exc}") from exc
+                full = shell_prefix(cgroup.procs_files) + full
+            self.proc = _spawner().submit(
+                subprocess.Popen, full, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=log_w, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"},
+                cwd=cfg["tmp_root"] if cfg["guard"] else "/", start_new_session=True,
+                close_fds=True, pass_fds=(*fds, req_r, rep_w),
+            ).result()
+        except BaseException as exc:  # nothing was started: give back what the worker held
+            for fd in (self._tx, self._rx, log_r):
+                os.close(fd)
+            if cgroup is not None:
+                cgroup.remove()
+            if on_reaped is not None:
+                on_reaped()
+            if isinstance(exc, OSError):
+                raise SandboxError(f"cannot start sandbox worker: {exc}") from exc
+            raise
         finally:
-            for fd in fds:
+            for fd in (*fds, req_r, rep_w, log_w):
                 os.close(fd)
         try:
-            raw = read_exact(self.proc.stdout.fileno(), _HDR.size, time.monotonic() + _START_TIMEOUT_S)
-            body = raw and read_exact(self.proc.stdout.fileno(), _HDR.unpack(raw)[0],
-                                      time.monotonic() + _START_TIMEOUT_S)
-            ready = bool(body) and json.loads(body).get("ready")
-            if ready and cgroup is not None:
-                cgroup.set_run_budget(run_memory_bytes)
-        except (TimeoutError, OSError, ValueError):
-            ready = False
-        if not ready:
-            detail = self._stderr_tail()
-            self.kill(wait=True)
-            raise SandboxError(f"sandbox worker failed to start: {detail or 'no output'}")
+            try:
+                deadline = time.monotonic() + _START_TIMEOUT_S
+                raw = read_exact(self._rx, _HDR.size, deadline)
+                body = raw and read_exact(self._rx, _HDR.unpack(raw)[0], deadline)
+                ready = bool(body) and json.loads(body).get("ready")
+                if ready and cgroup is not None:
+                    cgroup.set_run_budget(run_memory_bytes)
+            except (TimeoutError, OSError, ValueError):
+                ready = False
+            if not ready:
+                self.kill(wait=True)
+                raise SandboxError(f"sandbox worker failed to start: {_drain(log_r) or 'no output'}")
+        finally:
+            os.close(log_r)
 
     def alive(self) -> bool:
         """Whether the zygote process is still running."""
         return self.proc is not None and self.proc.poll() is None
-
-    def _stderr_tail(self) -> str:
-        self._log.seek(0)
-        return self._log.read()[-2000:].decode(errors="replace").strip()
 
     def kill(self, wait: bool = False) -> None:
         """SIGKILL the worker's processes now; reap them and release its uid, cgroup and files in
@@ -146,7 +173,7 @@ class HostWorker:
         if proc is None:
             return
         if self.cgroup is not None:
-            self.cgroup.kill_all()
+            self.cgroup.kill_all(wait_s=0.0)  # one sweep now; the reaper sweeps until empty
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:
@@ -162,13 +189,22 @@ class HostWorker:
     def _reap(self, proc: subprocess.Popen) -> None:
         kill_process(proc, group=True)
         cfg = self.cfg
-        if cfg.get("uid") is not None and not cfg["own_pid_namespace"]:
-            kill_uid(cfg["uid"], cfg["gid"])  # fallback as root: the slot uid's leftovers
+        if cfg.get("uid") is not None:
+            # Every process that ran as the worker's uid, wherever it is (fallback: on the host;
+            # bwrap: a straggler of the dying pid namespace), before the uid is handed out again.
+            kill_uid(cfg["uid"], cfg["gid"])
         if cfg["guard"]:  # fallback: the dead zygote's run directory on the host
             shutil.rmtree(os.path.join(cfg["tmp_root"], f"run-{proc.pid}"), ignore_errors=True)
         if self.cgroup is not None:
+            self.cgroup.kill_all()
             self.cgroup.remove(_REAP_S)
-        self._log.close()
+        if self._on_reaped is not None:
+            self._on_reaped()
+        for fd in (self._tx, self._rx):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     # ------------------------------------------------------------------------------ one run
     def execute(self, code: str, stdin: str | None, timeout_s: float,
@@ -188,13 +224,15 @@ class HostWorker:
         seq = self._seq
         raw = json.dumps({"seq": seq, "code": code, "stdin": stdin, "timeout_s": timeout_s,
                           "limits": limits.to_wire()}).encode()
+        if self.cgroup is not None:
+            self.cgroup.begin_run()
         try:
             self._write_all(_HDR.pack(len(raw)) + raw)
         except OSError as e:  # BrokenPipeError: it died between runs
             raise StaleWorker from e
         deadline = time.monotonic() + timeout_s + GRACE_S
         try:
-            fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+            fd = self._rx
             head = read_exact(fd, _HDR.size, deadline)
             body = head and read_exact(fd, _HDR.unpack(head)[0], deadline)
             header = json.loads(body) if body else None
@@ -219,10 +257,16 @@ class HostWorker:
             threading.Thread(target=shutil.rmtree, args=(trash, True), daemon=True).start()
         stderr = err.decode("utf-8", errors="replace")
         note = str(header.get("note") or "")
-        if self.cgroup is not None and self.cgroup.new_oom_kills():
+        peak = None
+        oom_kills = 0
+        if self.cgroup is not None:
+            peak = self.cgroup.run_peak_bytes()
+            oom_kills = self.cgroup.new_oom_kills()
+        if oom_kills:
             note = (f"MemoryError: the run exceeded its memory budget of "
-                    f"{limits.memory_bytes / 2**20:g} MiB (all its processes together); "
-                    f"the kernel killed a process")
+                    f"{limits.memory_bytes / 2**20:g} MiB (all its processes, memfds and files "
+                    f"together; {self.cgroup.mechanism}); the kernel killed "
+                    f"{oom_kills} process{'es' if oom_kills > 1 else ''}")
         if note:
             stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + note + "\n"
         cap = limits.memory_bytes * (1 if self.cgroup is not None else limits.max_processes)
@@ -233,15 +277,17 @@ class HostWorker:
             timed_out=bool(header["timed_out"]),
             truncated=bool(header["truncated"]),
             duration_s=float(header["duration_s"]),
-            budget="cgroup" if self.cgroup is not None else "rlimit",
+            budget=self.cgroup.mechanism if self.cgroup is not None else "rlimit",
             memory_cap_bytes=int(cap),
+            memory_peak_bytes=peak,
+            oom_kills=oom_kills,
         )
         return result, not header.get("recycle")
 
     def _write_all(self, data: bytes) -> None:
-        if self.proc is None or self.proc.stdin is None:
+        if self.proc is None:
             raise BrokenPipeError("sandbox worker is not running")
-        fd = self.proc.stdin.fileno()
+        fd = self._tx
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]

@@ -13,7 +13,8 @@ installs them in each forked run with ``prctl(PR_SET_NO_NEW_PRIVS)`` +
 ``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER)`` just before the user code starts, so the filter
 binds the run and everything it starts, and can never be removed by it. The zygote itself stays
 unfiltered (it never runs user code). Default action: allow; blocked calls fail with ``EPERM``
-(``clone3`` with ``ENOSYS``, so that glibc falls back to ``clone``, whose flags *can* be checked).
+(``clone3`` with ``ENOSYS``, so that glibc falls back to ``clone``, whose flags *can* be checked;
+sockets of any family but AF_UNIX with ``EAFNOSUPPORT``).
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from __future__ import annotations
 import errno
 import functools
 import logging
+import socket
 import tempfile
 
 from judgerl.tools._sandbox_base import SandboxUnavailableError
 
-__all__ = ["BLOCKED_SYSCALLS", "NAMESPACE_FLAGS", "SeccompUnavailableError", "run_filter_bpf"]
+__all__ = ["ALLOWED_SOCKET_FAMILY", "BLOCKED_SYSCALLS", "NAMESPACE_FLAGS", "SeccompUnavailableError",
+           "run_filter_bpf"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,8 +53,23 @@ BLOCKED_SYSCALLS: dict[str, tuple[str, ...]] = {
     "kernel": ("bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load",
                "init_module", "finit_module", "delete_module", "open_by_handle_at",
                "name_to_handle_at", "acct", "swapon", "swapoff", "reboot", "syslog", "quotactl",
-               "lookup_dcookie", "personality"),
+               "lookup_dcookie", "personality",
+               # x86 segment descriptors (old exploit primitive); a no-op name on aarch64
+               "modify_ldt",
+               # memory hidden from the kernel's own direct map: nothing a judged program needs
+               "memfd_secret"),
+    # seccomp(2) itself: SECCOMP_FILTER_FLAG_NEW_LISTENER would hand the run a user-notification
+    # listener (a supervisor for its own children's syscalls). prctl(PR_SET_SECCOMP) stays usable
+    # for a program that wants to restrict itself further (stacked filters only ever narrow).
+    "seccomp": ("seccomp",),
 }
+
+#: The one address family a run may create sockets of (``socket``/``socketpair`` with any other
+#: domain fail with EAFNOSUPPORT): AF_UNIX, which is what the standard library uses locally
+#: (``socket.socketpair``, asyncio's self-pipe, multiprocessing). AF_INET/AF_INET6 (the network,
+#: also on the fallback, which has no network namespace), AF_NETLINK, AF_PACKET, AF_VSOCK (the
+#: host's vsock port space), AF_ALG, AF_BLUETOOTH, ... are all refused.
+ALLOWED_SOCKET_FAMILY = socket.AF_UNIX
 
 #: ``clone`` flags that create namespaces; ``clone`` with any of them fails with EPERM.
 NAMESPACE_FLAGS: dict[str, int] = {
@@ -99,6 +117,9 @@ def run_filter_bpf() -> bytes:
             for name in names:
                 filt.add_rule(eperm, name)
         filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+        for name in ("socket", "socketpair"):
+            # NE compares all 64 bits: a domain with junk in its upper half is refused as well.
+            filt.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), name, sc.Arg(0, sc.NE, int(ALLOWED_SOCKET_FAMILY)))
         for flag in NAMESPACE_FLAGS.values():
             filt.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
         with tempfile.TemporaryFile() as f:

@@ -8,10 +8,13 @@ each guarantees and what it does not.
     (:mod:`judgerl.tools._zygote`) in new network, pid, ipc, uts and cgroup namespaces, with a
     cleared environment, a new session, ``--die-with-parent``, a minimal read-only filesystem and a
     size-capped tmpfs at /tmp. Every run is a fresh fork with rlimits, an empty private directory,
-    (as root) an unprivileged per-worker uid, and a seccomp filter (io_uring, new namespaces,
-    ptrace, keyrings, SysV/POSIX IPC, mounts, ... are refused). Where cgroup v2 is writable the
-    run's memory and process count are budgeted as a whole (``memory.max``, ``pids.max``);
-    elsewhere per process (RLIMIT_AS x RLIMIT_NPROC), which every ``ExecResult.budget`` states.
+    (as root) an unprivileged uid of its own worker, and a seccomp filter (io_uring, new
+    namespaces, ptrace, keyrings, SysV/POSIX IPC, mounts, sockets other than AF_UNIX, ... are
+    refused). Where cgroup v2 is writable the
+    run's memory and process count are budgeted as a whole (``memory.max``, ``pids.max``), where
+    only cgroup v1 is writable through its ``memory`` and ``pids`` hierarchies
+    (``memory.limit_in_bytes`` + ``memory.memsw.limit_in_bytes``, ``pids.max``); elsewhere per
+    process (RLIMIT_AS x RLIMIT_NPROC). Every ``ExecResult.budget`` states which one held.
 
 ``"fallback"`` (NOT a security boundary)
     The same zygote directly on the host, with rlimits, the seccomp filter, an unprivileged uid
@@ -26,8 +29,8 @@ run that kills, wedges or dirties its worker gets its result and the worker is r
 
 from __future__ import annotations
 
-import itertools
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -78,6 +81,7 @@ SandboxKind = Literal["bwrap", "fallback"]
 #: Environment variable that opts in to the fallback sandbox (value 1/true/yes).
 UNSAFE_ENV = "JUDGERL_UNSAFE_SANDBOX"
 _UID_BASE = 1_000_000_000  # per-worker uids: _UID_BASE + pid * 256 + n, far from real accounts
+_UIDS_PER_PROCESS = 256  # pid * 256 + 255 stays below 2**32 - 1 for any pid (pid_max <= 2**22)
 _FALLBACK_WARNING = (
     "judgerl sandbox kind='fallback' is NOT a security boundary: code runs on the host with "
     "rlimits, a seccomp filter, a cleared environment, a private temp dir%s and a sys.addaudithook "
@@ -86,15 +90,61 @@ _FALLBACK_WARNING = (
     "quota. Install bubblewrap (apt-get install bubblewrap) for real isolation."
 )
 _fallback_warned = False
-_uid_counter = itertools.count()
-_uid_lock = threading.Lock()
 
 
-def _alloc_uid() -> int:
-    """A per-worker uid unique among live processes on this machine (pid-derived)."""
-    with _uid_lock:
-        n = next(_uid_counter) % 256
-    return _UID_BASE + os.getpid() * 256 + n
+class UidPool:
+    """Unprivileged uids for sandbox workers, each held by one live worker at a time.
+
+    ``acquire`` hands out the lowest free uid of this process's range (``base + pid * size`` ..
+    ``+ size - 1``: ranges of live processes never overlap); ``release`` returns it once every
+    process that ran as it is gone. A uid is never given to a second worker while the first one
+    may still have processes (which would share its RLIMIT_NPROC budget and could signal it).
+
+    Args:
+        base: first uid of pid 0's range.
+        size: uids per process (= most workers alive at once in this process).
+
+    Raises:
+        SandboxError: from ``acquire``, when all ``size`` uids are held by live workers.
+    """
+
+    def __init__(self, base: int = _UID_BASE, size: int = _UIDS_PER_PROCESS) -> None:
+        self._base, self._size = base, size
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._free: list[int] = []
+        self._held: set[int] = set()
+
+    def acquire(self) -> int:
+        """A uid no live worker holds (lowest first)."""
+        with self._lock:
+            if self._pid != os.getpid():  # first use, or a forked child: its own range
+                self._pid = os.getpid()
+                first = self._base + self._pid * self._size
+                self._free = list(range(first + self._size - 1, first - 1, -1))
+                self._held = set()
+            if not self._free:
+                raise SandboxError(f"all {self._size} sandbox uids of this process are held by "
+                                   "live workers")
+            uid = self._free.pop()
+            self._held.add(uid)
+            return uid
+
+    def release(self, uid: int) -> None:
+        """Give ``uid`` back (its worker's processes are gone). Releasing twice is a no-op."""
+        with self._lock:
+            if uid in self._held:
+                self._held.discard(uid)
+                self._free.append(uid)
+                self._free.sort(reverse=True)
+
+    def held(self) -> set[int]:
+        """The uids currently held."""
+        with self._lock:
+            return set(self._held)
+
+
+_uids = UidPool()
 
 
 def unsafe_opt_in() -> bool:
@@ -119,8 +169,9 @@ class Sandbox:
         limits: the default ``SandboxLimits`` for every run.
         pool_size: maximum number of warm workers (concurrent runs); more callers wait in FIFO
             order for a free one.
-        budget: ``"cgroup"`` (per-run ``memory.max``/``pids.max``) or ``"rlimit"`` (per-process
-            RLIMIT_AS x RLIMIT_NPROC; no writable cgroup v2 here).
+        budget: ``"cgroup-v2"`` (per-run ``memory.max``/``pids.max``), ``"cgroup-v1"``
+            (per-run ``memory.limit_in_bytes`` + ``memory.memsw.limit_in_bytes``, ``pids.max``)
+            or ``"rlimit"`` (per-process RLIMIT_AS x RLIMIT_NPROC; no writable cgroup here).
     """
 
     def __init__(
@@ -148,7 +199,7 @@ class Sandbox:
         self._preload = list(preload)
         self._bpf = run_filter_bpf()  # SeccompUnavailableError (a SandboxUnavailableError)
         self._cgroup_parent = cgroup_parent()
-        self.budget = "cgroup" if self._cgroup_parent is not None else "rlimit"
+        self.budget = self._cgroup_parent.mechanism if self._cgroup_parent is not None else "rlimit"
         self._tmp_root: str | None = None
         if kind == "fallback":
             shm = "/dev/shm"  # tmpfs: cheap mkdir/rmdir, nothing left on disk
@@ -174,11 +225,8 @@ class Sandbox:
         """Start one zygote (called by the pool, on demand)."""
         import base64
 
-        uid = _alloc_uid() if self._root else None
         bwrap = self.kind == "bwrap"
         cfg = {
-            "uid": uid,
-            "gid": uid,
             "tmp_root": "/tmp" if bwrap else self._tmp_root,
             "guard": not bwrap,
             "read_roots": _stdlib_dirs() + self._extra + ["/dev/null", "/dev/urandom", "/dev/zero"],
@@ -210,13 +258,16 @@ class Sandbox:
                 cgroup = CgroupSlot(self._cgroup_parent, self.limits.max_processes, extra_pids=4)
             except OSError as e:
                 raise SandboxError(f"cannot create the worker's cgroup: {e}") from e
-        run_memory = self.limits.memory_bytes + (self.limits.disk_bytes if bwrap else 0)
         try:
-            return host.HostWorker(argv, cfg, files, cgroup, run_memory, self._reapers)
+            uid = _uids.acquire() if self._root else None  # HostWorker gives it back when reaped
         except BaseException:
             if cgroup is not None:
                 cgroup.remove()
             raise
+        cfg["uid"] = cfg["gid"] = uid
+        # One budget for all the run holds in RAM, files on the private tmpfs included.
+        return host.HostWorker(argv, cfg, files, cgroup, self.limits.memory_bytes, self._reapers,
+                               on_reaped=None if uid is None else (lambda: _uids.release(uid)))
 
     def run(self, code: str, timeout_s: float | None = None, stdin: str | None = None) -> ExecResult:
         """Execute ``code`` (a Python module body) in a fresh sandboxed process.
@@ -235,7 +286,7 @@ class Sandbox:
 
         Raises:
             TypeError: ``code`` or ``stdin`` is not a str.
-            ValueError: ``timeout_s`` is not a positive number.
+            ValueError: ``timeout_s`` is not a positive, finite number (NaN and inf are refused).
             SandboxClosedError: the sandbox was closed.
             SandboxError: a worker process could not be (re)started.
         """
@@ -244,8 +295,9 @@ class Sandbox:
         if stdin is not None and not isinstance(stdin, str):
             raise TypeError(f"stdin must be a str or None, got {type(stdin).__name__}")
         timeout = self.limits.timeout_s if timeout_s is None else timeout_s
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+                or not math.isfinite(timeout) or timeout <= 0:
+            raise ValueError(f"timeout_s must be a positive, finite number of seconds, got {timeout_s!r}")
         stale = 0
         for _ in range(self.pool_size + 2):  # dead idle workers are replaced, not counted
             try:

@@ -14,7 +14,9 @@ so with an even number of prompts per generation batch both halves of a block al
 same reward-function call.
 
 Columns of every row: ``prompt`` (chat messages), ``protocol``, ``pair_id``, ``order``, ``label``,
-``role``, ``gold_score``, ``source`` (unused fields are None).
+``role``, ``gold_score``, ``source`` (unused fields are None), and ``responses``: the responses the
+prompt shows, in prompt order -- the rewards and the TIR rollout read every completion against them
+(:func:`judgerl.decision.read_decision`), so a verdict or score copied from a response is invalid.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from judgerl.types import PreferencePair
 BLOCK = 2  #: rows per block; generation batches must hold whole blocks
 
 
-def _row(messages: Any, protocol: Any, pair: PreferencePair, **extra: Any) -> dict[str, Any]:
+def _row(messages: Any, protocol: Any, pair: PreferencePair, responses: Sequence[str], **extra: Any) -> dict[str, Any]:
     row = {
         "prompt": [dict(m) for m in messages],
+        "responses": list(responses),
         "protocol": protocol.name,
         "pair_id": pair.id,
         "order": None,
@@ -88,16 +91,17 @@ def build_rows(
     for p in pairs:
         if p.tie:
             continue
+        ab, ba = [p.chosen, p.rejected], [p.rejected, p.chosen]
         if pw is not None:
-            rows.append(_row(pw.build(p.prompt, [p.chosen, p.rejected], tools=tools), pw, p, order=0, label="A"))
-            rows.append(_row(pw.build(p.prompt, [p.rejected, p.chosen], tools=tools), pw, p, order=1, label="B"))
+            rows.append(_row(pw.build(p.prompt, ab, tools=tools), pw, p, ab, order=0, label="A"))
+            rows.append(_row(pw.build(p.prompt, ba, tools=tools), pw, p, ba, order=1, label="B"))
         if pt is not None and task != "regression":
-            rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, role="chosen"))
-            rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, role="rejected"))
+            rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, [p.chosen], role="chosen"))
+            rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, [p.rejected], role="rejected"))
         if task == "regression":
             sc, sr = gold_scores(p, pt.min_score, pt.max_score)
-            rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, role="chosen", gold_score=sc))
-            rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, role="rejected", gold_score=sr))
+            rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, [p.chosen], role="chosen", gold_score=sc))
+            rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, [p.rejected], role="rejected", gold_score=sr))
     if not rows:
         raise ValueError("no usable pairs: every pair is a tie or the list is empty")
     return rows
@@ -128,6 +132,7 @@ def to_dataset(rows: list[dict[str, Any]]) -> Any:
     features = Features(
         {
             "prompt": [{"role": Value("string"), "content": Value("string")}],
+            "responses": [Value("string")],
             "protocol": Value("string"),
             "pair_id": Value("string"),
             "order": Value("int64"),

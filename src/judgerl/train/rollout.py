@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 from judgerl.backends.base import SamplingParams, derive_seed
 from judgerl.backends.chat import render_chat
 from judgerl.train.config import TrainConfig
+from judgerl.train.teachers import prompt_key
 
 
 #: Segment kinds masked out of the GRPO loss: text judgerl inserted, not sampled from the policy.
@@ -59,8 +60,14 @@ def trajectory_ids(tokenizer: Any, trajectory: Any, max_len: int,
     return ids, mask
 
 
-def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None) -> Callable[[list, Any], dict]:
+def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None,
+                     rows: Sequence[dict[str, Any]] = ()) -> Callable[[list, Any], dict]:
     """A TRL ``rollout_func`` running the sandboxed tool loop with the trainer's current policy.
+
+    TRL hands the rollout only the prompts; ``rows`` (the GRPO dataset rows,
+    :func:`judgerl.train.datasets.build_rows`) give each prompt's ``responses``, which every
+    :class:`~judgerl.judge.JudgeRequest` carries, so the Judge applies the quoted-answer check in
+    training as in eval and serve (a prompt is found by its messages without an assistant prefill).
 
     ``config.tools`` (:class:`~judgerl.train.config.ToolsConfig`): ``max_rounds``, ``sandbox``
     kind, ``timeout_s``, ``max_new_tokens`` per round (default ``grpo.max_completion_length``),
@@ -75,6 +82,7 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None) -
     Raises:
         judgerl.tools.SandboxUnavailableError: only the unsafe fallback sandbox is available and
             ``tools.allow_unsafe`` is false.
+        KeyError: (when called) ``rows`` were given and a prompt is not among them.
         RuntimeError: (when called) from the sandbox or the tool loop.
     """
     from judgerl.backends.hf import HFBackend
@@ -84,6 +92,15 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None) -
     tools = config.tools
     protocol = config.pairwise()
     box = sandbox or get_sandbox(kind=tools.sandbox, timeout_s=float(tools.timeout_s), allow_unsafe=tools.allow_unsafe)
+    shown = {prompt_key(r["prompt"]): tuple(r.get("responses") or ()) for r in rows}
+
+    def responses_of(prompt: Any) -> tuple[str, ...]:
+        if not shown:
+            return ()
+        key = prompt_key(prompt)
+        if key not in shown:
+            raise KeyError(f"tir_rollout: a prompt that is not in the dataset rows: {key[:200]}...")
+        return shown[key]
 
     def tir_rollout(prompts: list, trainer: Any) -> dict[str, Any]:
         import torch
@@ -100,7 +117,8 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None) -
         judge = Judge(protocol, backend, params, sandbox=box, max_tool_rounds=int(tools.max_rounds),
                       force_answer=bool(tools.force_answer))
         step, proc = int(trainer.state.global_step), int(trainer.accelerator.process_index)
-        requests = [JudgeRequest(p, 2, derive_seed(int(args.seed), step, proc, i)) for i, p in enumerate(prompts)]
+        requests = [JudgeRequest(p, 2, derive_seed(int(args.seed), step, proc, i), responses_of(p))
+                    for i, p in enumerate(prompts)]
         try:
             with torch.no_grad():
                 judgments = judge.run(requests)

@@ -126,7 +126,7 @@ def grpo_stage(config: TrainConfig, model: Any, tokenizer: Any, rows: Sequence[d
     if config.task == "tir":
         from judgerl.train.rollout import make_tir_rollout
 
-        rollout_func = make_tir_rollout(config, tokenizer)
+        rollout_func = make_tir_rollout(config, tokenizer, rows=rows)
     tokenizer.padding_side = "left"
     trainer = JudgeGRPOTrainer(
         model=model,

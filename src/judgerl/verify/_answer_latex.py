@@ -39,6 +39,9 @@ _SLASH_CHAIN = re.compile(r"/\s*[\w.]+\s*/")
 _POWER_CHAIN = re.compile(r"\^\s*(?:\{[^{}]*\}|\\[A-Za-z]+|[\w.]+)\s*\^")
 _REPEATING = re.compile(r"(\d*)\.(\d*)\\overline\s*\{(\d+)\}")
 _DECIMAL_IN = re.compile(r"(?<![\d.])(\d*)\.(\d+)(?![\d.])")
+#: `` \times 10^{-9}`` after a decimal (scientific notation in LaTeX); group 1 is the exponent.
+_TIMES_TEN = re.compile(r"\s*(?:\\times|\\cdot|\*)\s*10\s*\^\s*\{?\s*([+-]?\s*\d{1,6})\s*\}?")
+_SQRT_PAREN = re.compile(r"\\sqrt\s*\(")
 
 
 def to_parser_latex(s: str) -> tuple[str, int | None]:
@@ -64,11 +67,37 @@ def to_parser_latex(s: str) -> tuple[str, int | None]:
         raise ValueError("'a^b^c' is ambiguous")
     _check_words(s)
     _check_sizes(s)
+    s = _sqrt_parens(s)
     s = _REPEATING.sub(lambda m: _frac_latex(s, m, _repeating_value(m)), s)
-    places = [len(m.group(2)) for m in _DECIMAL_IN.finditer(s)]
+    places = [_places(s, m) for m in _DECIMAL_IN.finditer(s)]
     s = _DECIMAL_IN.sub(lambda m: _frac_latex(s, m, _decimal_value(m)), s)
     s = re.sub(r"(?<=\d)\.(?!\d)", "", s)  # "5." inside an expression
     return s, (min(places) if places else None)
+
+
+def _sqrt_parens(s: str) -> str:
+    """``\\sqrt(x+1)`` (plain text ``sqrt(x+1)`` after the rewrites above) -> ``\\sqrt{x+1}``,
+    up to the matching parenthesis. math-verify's own rewrite (``sqrt\\s?\\((.*?)\\)``) would
+    see the ``sqrt(`` inside ``\\sqrt(`` and stop at the first ``)``."""
+    out, i = [], 0
+    for m in _SQRT_PAREN.finditer(s):
+        if m.start() < i:
+            continue  # inside a root already rewritten (nested roots are rewritten recursively)
+        depth = 0
+        for j in range(m.end() - 1, len(s)):
+            depth += {"(": 1, ")": -1}.get(s[j], 0)
+            if depth == 0:
+                out += [s[i : m.start()], "\\sqrt{", _sqrt_parens(s[m.end() : j]), "}"]
+                i = j + 1
+                break
+    return "".join(out) + s[i:] if out else s
+
+
+def _places(s: str, m: re.Match) -> int:
+    """Decimal places of the decimal ``m`` as a resolution: ``7.2`` -> 1, but ``7.2 \\times 10^{-9}``
+    -> 10 (it is written to 1e-10) and ``1.5 \\times 10^{3}`` -> -2."""
+    power = _TIMES_TEN.match(s, m.end())
+    return len(m.group(2)) - (int(power.group(1).replace(" ", "")) if power else 0)
 
 
 def _repeating_value(m: re.Match) -> Fraction:

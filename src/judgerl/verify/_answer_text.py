@@ -348,7 +348,9 @@ _LATEX_FRAC = re.compile(r"^([+-]?)\\frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}$")
 
 def read_number(s: str) -> tuple[Fraction, int | None] | None:
     """An exact plain number: ``18``, ``-2.50``, ``1,000``, ``3/4``, ``2 1/2``, ``1.5e3``,
-    ``\\frac{3}{4}``. Returns (value, decimal places or None), or None if ``s`` is not one."""
+    ``\\frac{3}{4}``. Returns (value, decimal places or None), or None if ``s`` is not one; the
+    places of a decimal in scientific notation count from the point of the value (``7.2e-9``: 10,
+    ``1.5e3``: -2), so they always say the resolution it was written to."""
     s = s.strip()
     if _THOUSANDS.match(s):
         s = s.replace(",", "")
@@ -362,7 +364,8 @@ def read_number(s: str) -> tuple[Fraction, int | None] | None:
     m = _SCIENTIFIC.match(s)
     if m and abs(int(m.group(2))) <= MAX_DIGITS:
         mantissa, decimals = read_number(m.group(1)) or (Fraction(0), None)
-        return mantissa * Fraction(10) ** int(m.group(2)), decimals
+        # 7.2e-9 is written to 1e-10: 10 places, not the mantissa's 1 (1.5e3 is to the hundred: -2)
+        return mantissa * Fraction(10) ** int(m.group(2)), None if decimals is None else decimals - int(m.group(2))
     for pattern in (_FRACTION, _LATEX_FRAC):
         m = pattern.match(s)
         if m and int(m.group(3)) != 0:

@@ -53,7 +53,9 @@ class Answer:
         percent: A ``%`` / ``\\%`` / "percent" was stripped.
         scale: Multiplier word stripped (``5 million`` -> 1000000), else 1.
         decimals: Fewest decimal places among the decimal numbers written, None if none; a
-            decimal is read exactly (``0.1`` is 1/10) but may be a rounded approximation.
+            decimal is read exactly (``0.1`` is 1/10) but may be a rounded approximation. In
+            scientific notation the places count from the value's point (``7.2e-9`` and
+            ``7.2 \\times 10^{-9}``: 10), so ``7.2e-9`` vs ``7.2e-10`` is a difference, not a rounding.
     """
 
     raw: str
@@ -296,7 +298,7 @@ def _explain_difference(g: Answer, p: Answer, g_val: Any, p_val: Any) -> bool | 
         if a.decimals == 3 and T.EURO_THOUSANDS.fullmatch(a.text) and mine * 1000 ** a.text.count(".") == other:
             return None  # "1.000" may be a European one thousand
     digits = [a.decimals for a in (g, p) if a.decimals is not None]
-    if digits and abs(g_num - p_num) <= sympy.Rational(1, 2 * 10 ** min(digits)):
+    if digits and abs(g_num - p_num) <= sympy.Rational(1, 2) * sympy.Rational(10) ** -min(digits):
         return None  # "0.33" vs "1/3": a rounded value of the exact answer
     return False
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -126,9 +127,11 @@ class CheckOutcome:
     """Whether a program passed its tests.
 
     Attributes:
-        passed: The program exited with status 0 within the time limit.
+        passed: The tests ran to their end: the harness wrote its pass token after the last
+            assert, within the time limit (the exit status is not consulted).
         timed_out: It hit the wall-clock limit.
-        error: Last line of stderr when it failed (e.g. ``"AssertionError"``), else ``""``.
+        error: Last line of stderr when it failed (e.g. ``"AssertionError"``), ``"exited before
+            the tests finished (exit code N)"`` when it failed with an empty stderr, else ``""``.
         duration_s: Run time in seconds.
     """
 
@@ -144,13 +147,45 @@ def humaneval_program(code: str, test: str, entry_point: str) -> str:
     return f"{code.rstrip()}\n\n\n{test.strip()}\n\n\ncheck({entry_point})\n"
 
 
+#: Runs the program under test with its own globals and stdout on /dev/null, then -- only if it
+#: returns -- writes the pass token to the real stdout. The token is drawn per run.
+_HARNESS = """\
+import os as _os
+_out = _os.dup(1)
+try:
+    _null = _os.open(_os.devnull, _os.O_WRONLY)
+    _os.dup2(_null, 1)
+    _os.close(_null)
+except OSError:
+    pass
+exec(compile({program!r}, "main.py", "exec"), {{"__name__": "__main__", "__builtins__": __builtins__}})
+_os.write(_out, b"\\n{token}\\n")
+"""
+
+
 def run_tests(program: str, executor: Executor) -> CheckOutcome:
-    """Run ``program`` (code + its tests) with ``executor``; passing = exit status 0 in time."""
-    result = executor.run(program)
+    """Run ``program`` (code + its tests, e.g. :func:`humaneval_program`) with ``executor``.
+
+    Passing means the program *ran to its end*: ``program`` is executed inside a small harness
+    that writes a random per-run token (128 bits from :mod:`secrets`) to the captured stdout after
+    ``program`` returns, and the run passes iff that token is in the output and the run did not
+    time out. The exit status is never consulted, so a wrong solution that stops the run early --
+    ``sys.exit(0)``, ``raise SystemExit(0)``, ``os._exit(0)`` or an ``atexit`` hook, at import or
+    inside a test -- fails. The program's own stdout goes to ``/dev/null`` (so a chatty correct
+    solution cannot push the token past the executor's output cap); stderr is kept for the error.
+
+    Limits: the harness runs in the program's process, so code written to read the harness itself
+    (its source, ``/proc/self``, the calling frame) can find the token; this guards against
+    exiting early, not against an adversary that targets this harness.
+    """
+    token = secrets.token_hex(16)
+    result = executor.run(_HARNESS.format(program=program, token=token))
+    passed = token in (result.stdout or "").split() and not result.timed_out
     lines = [ln.strip() for ln in (result.stderr or "").splitlines() if ln.strip()]
-    return CheckOutcome(
-        passed=result.ok,
-        timed_out=result.timed_out,
-        error="" if result.ok else (lines[-1] if lines else f"exit code {result.exit_code}"),
-        duration_s=result.duration_s,
-    )
+    if passed:
+        error = ""
+    elif lines:
+        error = lines[-1]
+    else:
+        error = f"exited before the tests finished (exit code {result.exit_code})"
+    return CheckOutcome(passed=passed, timed_out=result.timed_out, error=error, duration_s=result.duration_s)

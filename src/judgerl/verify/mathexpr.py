@@ -17,6 +17,13 @@ them return True for different answers (checked against math-verify 0.9.0's ``gr
 Here every decision is exact (sympy ``Rational``/``Integer`` arithmetic; decimals are turned
 into exact fractions before parsing), equations are compared as equations, and anything that
 cannot be decided exactly returns ``None``. Callers: :mod:`judgerl.verify.answers`.
+
+Answers are real-valued: an odd root of a negative number is the real root (``\\sqrt[3]{-64}``
+is -4, not sympy's principal complex root), and expressions in variables are compared on their
+common *real* domain: a test point counts only where every power and function of both sides is
+real there (``\\sqrt{a}\\sqrt{b}`` is not evaluated at negative ``a``), and an identity that
+sympy proves only for positive variables (``\\sqrt{1/k} = 1/\\sqrt{k}``) is accepted when no
+test point of the real domain -- every sign pattern is tried -- tells the two apart.
 """
 
 from __future__ import annotations
@@ -88,7 +95,7 @@ def compare(gold: Any, pred: Any) -> bool | None:
         sympy cannot prove and numbers that agree to 40 significant digits, equations that are
         not scalar multiples of each other but are not linear, non-finite values, ...).
     """
-    gold, pred = _doit(gold), _doit(pred)
+    gold, pred = _real_odd_roots(_doit(gold)), _real_odd_roots(_doit(pred))
     if _bad(gold) or _bad(pred):
         return None
     if _is_relation(gold) or _is_relation(pred):
@@ -138,15 +145,20 @@ def compare_exprs(gold: Any, pred: Any) -> bool | None:
     functions = gold.atoms(sympy.Function) | pred.atoms(sympy.Function)
     if any(isinstance(f, sympy.core.function.AppliedUndef) for f in functions):
         return None  # f(x): an unknown function cannot be evaluated at points
-    # Cheap disproof first: exact values at a few rational points (simplify can take minutes on
-    # a difference like (x+y+z)^50 - 1); simplify only to prove equality.
-    if _differ_at_random_points(gold, pred, sorted(symbols, key=str)) is False:
+    # Cheap disproof first: exact values at a few rational points of the real domain (simplify
+    # can take minutes on a difference like (x+y+z)^50 - 1); simplify only to prove equality.
+    ordered = sorted(symbols, key=str)
+    if _differ_at_random_points(gold, pred, ordered) is False:
         return False
-    try:
-        if sympy.simplify(gold - pred) == 0:
-            return True
-    except Exception:
-        pass
+    for positive in (False, True):
+        diff = gold - pred
+        if positive:  # e.g. sqrt(a)*sqrt(b) = sqrt(a*b) holds where the roots are real: a, b >= 0
+            diff = diff.subs({s: sympy.Dummy(s.name, positive=True) for s in ordered})
+        try:
+            if sympy.simplify(diff) == 0:
+                return True
+        except Exception:
+            pass
     return None
 
 
@@ -170,17 +182,60 @@ def _compare_numbers(gold: Any, pred: Any) -> bool | None:
 
 
 def _differ_at_random_points(gold: Any, pred: Any, symbols: list) -> bool | None:
-    """False if the two expressions differ at one of a few exact rational points, else None."""
+    """False if the two expressions differ at a rational point of their common real domain, else None.
+
+    Points: every sign pattern of the symbols (up to 3 symbols; random signs beyond), twice, with
+    random magnitudes in (0, 97]. A point is skipped unless every power and function of both
+    expressions is real at it (:func:`_in_real_domain`): ``sqrt(a)*sqrt(b)`` at ``a = b = -1`` is
+    ``-1`` through complex principal roots, but outside the real domain.
+    """
     rng = random.Random(0)
-    for _ in range(4):
-        point = {s: Rational(rng.randint(-97, 97), rng.randint(1, 13)) for s in symbols}
+    if len(symbols) <= 3:
+        signs = [[1 - 2 * ((k >> j) & 1) for j in range(len(symbols))] for k in range(2 ** len(symbols))] * 2
+    else:
+        signs = [[rng.choice((1, -1)) for _ in symbols] for _ in range(16)]
+    for pattern in signs:
+        point = {s: sign * Rational(rng.randint(1, 97), rng.randint(1, 13)) for s, sign in zip(symbols, pattern)}
         try:
+            if not (_in_real_domain(gold, point) and _in_real_domain(pred, point)):
+                continue
             a, b = gold.subs(point), pred.subs(point)
             if a.is_number and b.is_number and not (_bad(a) or _bad(b)) and _compare_numbers(a, b) is False:
                 return False
         except Exception:
             continue
     return None
+
+
+def _in_real_domain(expr: Any, point: dict) -> bool:
+    """Whether every power with a non-integer exponent and every function in ``expr`` is a finite
+    real number at ``point`` (evaluated to 30 digits)."""
+    for node in sympy.preorder_traversal(expr):
+        if not (isinstance(node, sympy.Function) or (node.is_Pow and not node.exp.is_Integer)):
+            continue
+        value = sympy.N(node.subs(point), 30)
+        if not value.is_number or value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+            return False
+        re_part, im_part = value.as_real_imag()
+        if abs(im_part) > 1e-20 * max(1, abs(re_part)):
+            return False
+    return True
+
+
+def _real_odd_roots(x: Any) -> Any:
+    """``x`` with every odd root of a negative number made real: ``(-64)^(1/3)`` -> ``-4``,
+    ``(-8)^(2/3)`` -> ``4`` (sympy's principal root is complex; answers are real numbers)."""
+    if not isinstance(x, Basic):
+        return x
+
+    def odd_root_of_negative(e: Any) -> bool:
+        return bool(e.is_Pow and e.exp.is_Rational and not e.exp.is_Integer and e.exp.q % 2 == 1
+                    and e.base.is_number and e.base.is_negative)
+
+    try:
+        return x.replace(odd_root_of_negative, lambda e: (-1) ** e.exp.p * (-e.base) ** e.exp)
+    except Exception:
+        return x
 
 
 def compare_sets(gold: Any, pred: Any) -> bool | None:

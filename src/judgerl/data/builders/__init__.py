@@ -4,13 +4,14 @@
 * :func:`build_humaneval_pairs` -- HumanEval canonical solutions vs failing mutants, checked by
   running the problems' tests;
 * :func:`build_arithmetic_pairs` -- arithmetic-verification pairs from GSM8K ``<<a+b=c>>``
-  calculations (correct result vs a plausible slip).
+  calculations (correct result vs a plausible slip); :func:`generated_arithmetic_pairs` -- the same
+  kind of pairs on random expressions, with no input file.
 
 All return :class:`~judgerl.types.PreferencePair` lists; ``judgerl data build`` writes them as
 canonical JSONL.
 """
 
-from judgerl.data.builders.arith import build_arithmetic_pairs, held_out_arithmetic_pairs
+from judgerl.data.builders.arith import build_arithmetic_pairs, generated_arithmetic_pairs, held_out_arithmetic_pairs
 from judgerl.data.builders.humaneval import HumanEvalBuildReport, build_humaneval_pairs, build_humaneval_pairs_report
 from judgerl.data.builders.math import MathBuildReport, build_math_pairs, build_math_pairs_report
 
@@ -18,6 +19,7 @@ __all__ = [
     "HumanEvalBuildReport",
     "MathBuildReport",
     "build_arithmetic_pairs",
+    "generated_arithmetic_pairs",
     "held_out_arithmetic_pairs",
     "build_humaneval_pairs",
     "build_humaneval_pairs_report",

@@ -148,6 +148,52 @@ def build_arithmetic_pairs(
     return pairs
 
 
+def _pair(pid: str, source: str, a: int, op: str, b: int, value: int, rng: random.Random) -> PreferencePair:
+    expr = f"{a} {op} {b}"
+    wrong = _wrong_value(value, rng)
+    return PreferencePair(id=pid, prompt=f"What is {expr}?", chosen=f"{expr} = {value}", rejected=f"{expr} = {wrong}",
+                          source=source, meta={"expression": expr, "value": value, "wrong": wrong,
+                                               "rationale": f"{expr} = {value}"})
+
+
+def generated_arithmetic_pairs(n: int, seed: int = 0, ops: str = "+-*", max_value: int = 999,
+                               exclude: set[str] | frozenset[str] = frozenset()) -> list[PreferencePair]:
+    """``n`` arithmetic-verification pairs on random expressions: no input file needed (the demo's data).
+
+    Expressions look like GSM8K's calculations (two integer operands, one of ``+ - *``, operands and
+    result in [0, ``max_value``]): ``+`` on operands 1…``max_value``/2, ``-`` with a non-negative result,
+    ``*`` of a number up to 99 by 2…9. Drawn with ``random.Random(seed)``, each expression once,
+    none from ``exclude`` (e.g. a training set's expressions). The wrong result is chosen as in
+    :func:`build_arithmetic_pairs`. Ids ``arith-gen-<k>``, source ``generated/arith-<op>``.
+
+    Raises:
+        ValueError: ``n < 1``, or ``ops`` not a non-empty subset of ``"+-*"``.
+    """
+    if n < 1 or not ops or set(ops) - set("+-*"):
+        raise ValueError(f"need n >= 1 and ops a subset of '+-*', got n={n}, ops={ops!r}")
+    rng = random.Random(seed)
+    seen: set[str] = set(exclude)
+    pairs: list[PreferencePair] = []
+    tries = 0
+    while len(pairs) < n and tries < 100 * n:
+        tries += 1
+        op = rng.choice(ops)
+        if op == "+":
+            a, b = rng.randint(1, max_value // 2), rng.randint(1, max_value // 2)
+        elif op == "-":
+            a = rng.randint(10, max_value)
+            b = rng.randint(1, a)
+        else:
+            a, b = rng.randint(2, min(99, max_value // 2)), rng.randint(2, 9)
+        value = {"+": a + b, "-": a - b, "*": a * b}[op]
+        expr = f"{a} {op} {b}"
+        if value > max_value or expr in seen:
+            continue
+        seen.add(expr)
+        pairs.append(_pair(f"arith-gen-{len(pairs)}", f"generated/arith-{op}", a, op, b, value, rng))
+    return pairs
+
+
 def held_out_arithmetic_pairs(
     gsm8k_path: str | Path, seen_path: str | Path, seed: int = 0, ops: str = "+-*"
 ) -> tuple[list[PreferencePair], int]:

@@ -31,12 +31,15 @@ class RecordContext:
         stem: Dataset name derived from the file (see :func:`dataset_stem`), e.g. ``"natural"``.
         index: 0-based position of the record in the file.
         field_map: Canonical field -> record field, for the ``generic`` format (else ``None``).
+        label_map: For ``generic`` with a ``label`` field: label value (as text) -> ``"first"``,
+            ``"second"`` or ``"tie"`` (see :func:`judgerl.data.formats.generic.validate_label_map`).
     """
 
     path: Path
     stem: str
     index: int
     field_map: Mapping[str, str] | None = None
+    label_map: Mapping[str, str] | None = None
 
     @property
     def default_id(self) -> str:
@@ -62,7 +65,7 @@ class Format:
 
 
 def dataset_stem(path: str | Path) -> str:
-    """Dataset name from a file path: the file name without ``.gz``/``.jsonl``/``.json``.
+    """Dataset name from a file path: the file name without ``.gz``/``.jsonl``/``.json``/``.parquet``/``.csv``….
 
     Upstream repositories often name every file ``dataset.json`` / ``data.json`` inside a
     folder named after the subset (LLMBar: ``Natural/dataset.json``); then the lower-cased
@@ -70,7 +73,7 @@ def dataset_stem(path: str | Path) -> str:
     """
     p = Path(path)
     name = p.name
-    for suffix in (".gz", ".jsonl", ".json", ".jsonlines", ".ndjson"):
+    for suffix in (".gz", ".jsonl", ".json", ".jsonlines", ".ndjson", ".parquet", ".pq", ".csv", ".tsv", ".arrow"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
     if name.lower() in {"dataset", "data"} and p.parent.name:

@@ -4,7 +4,8 @@ Record: ``pair_id, original_id, source, question, response_model, response_A, re
 label`` with label ``"A>B"`` or ``"B>A"`` (``"A=B"`` is read as a tie if a file has it).
 id = ``pair_id``; source = the record's ``source`` (e.g. ``"mmlu-pro-biology"``,
 ``"livecodebench"``), or ``"judgebench"`` when absent. ``original_id`` and ``response_model``
-are kept in ``meta``.
+are kept in ``meta``, with ``benchmark = "judgebench"`` (the official per-pair score and its four
+categories: :mod:`judgerl.eval.benchmarks`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def convert(record: Mapping[str, Any], ctx: RecordContext) -> list[PreferencePai
     first, second = get_text(record, "response_A"), get_text(record, "response_B")
     winner = get_label(record, "label", _LABELS)
     chosen, rejected = order_pair(first, second, winner)
-    meta: dict[str, Any] = {}
+    meta: dict[str, Any] = {"benchmark": "judgebench"}
     if winner is not None:
         meta["chosen_position"] = winner
     for key in ("original_id", "response_model"):

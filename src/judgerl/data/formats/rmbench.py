@@ -18,7 +18,8 @@ source = ``"rmbench/<domain>/<subset>"`` from the record's own ``domain`` and ``
 (either part left out when the record has none: ``"rmbench/chat"``, ``"rmbench"``), so the
 per-source table shows the file's subsets. The difficulty is kept apart, in
 ``meta["difficulty"]``. id = ``"<id>-c<i>r<j>"``. ``meta`` holds ``difficulty``,
-``chosen_style``, ``rejected_style`` (level indices), ``record_id``, and ``domain`` /
+``chosen_style``, ``rejected_style`` (level indices), ``record_id``, ``benchmark = "rmbench"`` (for the
+official score of :mod:`judgerl.eval.benchmarks`) and ``domain`` /
 ``subset`` when the record has them.
 """
 
@@ -35,7 +36,12 @@ STYLE_NAMES = ("concise", "detailed", "detailed_markdown")
 
 
 def matches(record: Mapping[str, Any]) -> bool:
-    return {"prompt", "chosen", "rejected"} <= record.keys() and isinstance(record["chosen"], list)
+    return (
+        {"prompt", "chosen", "rejected"} <= record.keys()
+        and isinstance(record["chosen"], list)
+        and not any(isinstance(c, Mapping) for c in record["chosen"])  # message lists: chat-pairs / ultrafeedback
+        and not {"num_correct", "num_incorrect", "total_completions"} & record.keys()  # RewardBench 2
+    )
 
 
 def style_difficulty(chosen_level: int, rejected_level: int) -> str:
@@ -74,6 +80,7 @@ def convert(record: Mapping[str, Any], ctx: RecordContext) -> list[PreferencePai
                 "chosen_style": i,
                 "rejected_style": j,
                 "record_id": record_id,
+                "benchmark": "rmbench",
             }
             if domain:
                 meta["domain"] = domain

@@ -92,6 +92,13 @@ def run_child(req: dict, cfg: dict, run_dir: str, fds: tuple[int, int, int]) -> 
         if cfg.get("uid") is None and cfg.get("nproc_base_from_proc"):
             nproc += count_uid_processes(os.getuid())
         _set(resource.RLIMIT_NPROC, nproc)
+        # The run (and all it forks) is the OOM killer's first choice when the worker's memory
+        # cgroup is full, not the zygote: raising one's own score needs no privilege.
+        try:
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")
+        except OSError:
+            pass
         if cfg.get("uid") is not None:
             os.setgroups([])
             os.setgid(cfg["gid"])

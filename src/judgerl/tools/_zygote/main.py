@@ -23,6 +23,7 @@ carries the request's ``seq``, ``stdout_len``/``stderr_len`` and is followed by 
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import select
@@ -213,13 +214,17 @@ def warm_up() -> None:
 
 # --------------------------------------------------------------------------- main loop
 def main() -> int:
-    """Serve requests from stdin until it closes; returns the process exit status."""
+    """Serve requests from the control pipe until it closes; returns the process exit status."""
     cfg = json.loads(sys.argv[1])
-    # Control pipes at fds 3/4; every other inherited fd (there should be none) is closed, and
-    # 0/1 point at /dev/null. Children close everything above 2 before the user's code starts.
+    # The host passes the control pipes as the fds named in the config (never as stdin/stdout:
+    # bubblewrap's init keeps fds 0-2 for the sandbox's lifetime and runs with the run's uid when
+    # the host is not root, so /proc/1/fd/0 and /1 must not be the channel). They move to fds 3/4;
+    # every other inherited fd (there should be none) is closed, and 0/1 point at /dev/null.
+    # Children close everything above 2 before the user's code starts.
     ctl_in, ctl_out = 3, 4
-    os.dup2(0, ctl_in, inheritable=False)
-    os.dup2(1, ctl_out, inheritable=False)
+    tmp_in, tmp_out = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, ctl_out + 1) for fd in cfg["ctl_fds"])
+    os.dup2(tmp_in, ctl_in, inheritable=False)
+    os.dup2(tmp_out, ctl_out, inheritable=False)
     os.closerange(ctl_out + 1, 1 << 16)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
@@ -239,6 +244,11 @@ def main() -> int:
     import atexit, io, linecache, resource, traceback, types  # noqa: E401,F401
 
     warm_up()
+    # The host stops reading our stderr once we are ready (a run could otherwise fill it through
+    # bubblewrap's init): from here on nothing is written there.
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
     send(ctl_out, {"ready": True, "pid": os.getpid()})
     rundir = RunDir(cfg)
     rundir.fresh()
