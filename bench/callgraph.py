@@ -372,13 +372,26 @@ class Walker:
             for item in stmt.items:
                 if item.optional_vars is not None and _mentions(item.context_expr, tracked):
                     tracked.update(n.id for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name))
-        if value is not None and _mentions(value, tracked):
+        if value is not None and (_mentions(value, tracked) or self._converts(value, mod, qual, table, types, tracked)):
             for t in targets:
                 tracked.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
         for child in ("body", "orelse", "finalbody", "handlers"):
             for sub in getattr(stmt, child, []) or []:
                 if isinstance(sub, ast.AST) and not isinstance(sub, ast.expr):
                     self._statement(sub, mod, qual, table, tracked, types, enter, positions)
+
+    def _converts(self, value: ast.AST, mod: str, qual: str, table: dict, types: dict[str, str],
+                  tracked: set[str]) -> bool:
+        """``x = f(config, ...)`` where ``f`` returns a config (its return annotation names a class
+        ending in ``Config``): ``x`` is the same recipe config in another form."""
+        if not isinstance(value, ast.Call) or not any(_mentions(a, tracked) for a in (*value.args, *value.keywords)):
+            return False
+        target = self.callee(mod, qual, table, types, value, tracked)
+        fn = self.modules[target[0]].defs.get(target[1]) if target and target[0] in self.modules else None
+        ret = _dotted(getattr(fn, "returns", None) or ast.Name(""))
+        if isinstance(getattr(fn, "returns", None), ast.Constant):
+            ret = str(fn.returns.value)  # type: ignore[union-attr]
+        return ret.rsplit(".", 1)[-1].endswith("Config")
 
     def _call(self, call: ast.Call, mod: str, qual: str, table: dict, tracked: set[str],
               types: dict[str, str], enter, positions: list[str]) -> None:

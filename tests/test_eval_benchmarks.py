@@ -298,6 +298,15 @@ def test_ties_score_rejects_ids_without_ref_or_tied() -> None:
         ties_score({"x:1": [(True, 1.0), (False, 0.0)]})
 
 
+def test_ties_score_pairs_ref_and_tied_ids_by_number_as_upstream() -> None:
+    """process_single_model groups by int(prompt id): "ref:07" and "tied:7" are one prompt (hand-made scores)."""
+    prompts = {"ref:07": [(True, 8.0), (False, 2.0)], "tied:7": [(True, 8.0), (True, 7.0), (False, 2.0)]}
+    assert ties_score(prompts) == pytest.approx(0.3 + 0.3 + 0.2 + 0.2 + 0.01 * np.tanh(min(6.0, 5.0) / 1.0 - 1))
+    # the tied prompt's correct answers spread (6) more than they beat the wrong one (margin 1): no margin credit
+    spread = {"ref:1": [(True, 9.0), (False, 0.0)], "tied:1": [(True, 9.0), (True, 3.0), (False, 2.0)]}
+    assert ties_score(spread) == pytest.approx(0.6 + 0.01 * np.tanh(1.0 / 6.0 - 1))
+
+
 def test_ppe_accuracy_excludes_ties_and_report_lists_every_benchmark(tmp_path: Path) -> None:
     conv = lambda a: [{"role": "user", "content": "hi"}, {"role": "assistant", "content": a}]  # noqa: E731
     rows = [{"question_id": f"q{k}", "model_a": "m1", "model_b": "m2", "winner": w,

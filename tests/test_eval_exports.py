@@ -58,9 +58,11 @@ def test_rewardbench_results_file_has_reward_benchs_shape(tmp_path: Path) -> Non
         '{\n    "alpacaeval-easy": 0.5,\n    "chat_template": null,\n    "donotanswer": 1.0,\n    "hep-go": 1.0,\n'
         '    "math-prm": 0.0,\n    "model": "org/judge-7b",\n    "model_type": "Generative RM",\n'
         '    "mt-bench-hard": 1.0\n}')
-    assert rewardbench_results(summary, model="x", model_type="Custom Classifier")[1]["model_type"] == "Custom Classifier"
+    custom = rewardbench_results(summary, model="x", model_type="Custom Classifier")[1]
+    assert custom["model_type"] == "Custom Classifier"
     assert results_path(tmp_path, "org/judge-7b") == tmp_path / "leaderboard" / "eval-set" / "org" / "judge-7b.json"
-    assert results_path(tmp_path, "../../etc/x y") == tmp_path / "leaderboard" / "eval-set" / "_" / "_" / "etc" / "x_y.json"
+    unsafe = results_path(tmp_path, "../../etc/x y")
+    assert unsafe == tmp_path / "leaderboard" / "eval-set" / "_" / "_" / "etc" / "x_y.json"
 
 
 def test_incomplete_rewardbench_runs_are_refused_unless_partial(tmp_path: Path) -> None:
@@ -102,7 +104,8 @@ def test_export_cli_end_to_end_on_a_rewardbench_eval(tmp_path: Path, capsys) -> 
     outputs = tmp_path / "judge.jsonl"
     outputs.write_text(json.dumps("<think>A</think><verdict>A</verdict>") + "\n")
     run = tmp_path / "run"
-    assert main(["eval", "--model", f"scripted/{outputs}", "--data", str(data), "--out", str(run), "--no-progress"]) == 0
+    assert main(["eval", "--model", f"scripted/{outputs}", "--data", str(data), "--out", str(run),
+                 "--no-progress"]) == 0
     capsys.readouterr()
     assert main(["export", str(run), "--format", "rewardbench", "--model", "org/judge-7b"]) == 0
     printed = capsys.readouterr().out
@@ -127,7 +130,8 @@ def _arena_summary() -> dict:
     return {"bt_elo_baseline": 1000.0, "baseline": "base",
             "leaderboard": [
                 {"system": "tin", "bt_elo": _elo(0.25), "bt_elo_ci": None, "win_rate_style_controlled": 0.3},
-                {"system": "gold", "bt_elo": _elo(0.75), "bt_elo_ci": [1000.0, _elo(0.9)], "win_rate_style_controlled": 0.6},
+                {"system": "gold", "bt_elo": _elo(0.75), "bt_elo_ci": [1000.0, _elo(0.9)],
+                 "win_rate_style_controlled": 0.6},
                 {"system": "base", "bt_elo": 1000.0, "bt_elo_ci": None, "baseline": True}],
             "inputs": {"gold": {"mean_words": 12.6}, "tin": {"mean_words": 3.0}, "base": {"mean_words": 20.0}}}
 

@@ -47,7 +47,8 @@ def _pairwise_records(pairs, verdict):
             v = verdict(p, order)
             out.append({"pair_id": p.id, "source": p.source, "kind": "pairwise", "order": order, "order_index": oi,
                         "sample": 0, "chosen_index": 0 if order == "AB" else 1,
-                        "decision": {"valid": v is not None, "verdict": v}, "gold_tie": p.tie, "bench": bench_fields(p)})
+                        "decision": {"valid": v is not None, "verdict": v}, "gold_tie": p.tie,
+                        "bench": bench_fields(p)})
     return out
 
 

@@ -250,6 +250,9 @@ def test_vllm_top_logprobs_maps_logprob_objects():
     from judgerl.backends.vllm import VLLMBackend
 
     class FakeLLM:
+        def get_tokenizer(self):  # vLLM's LLM.get_tokenizer(); no chat template: messages pass as they are
+            return None
+
         def chat(self, convs, sampling_params, use_tqdm, add_generation_prompt, continue_final_message):
             assert sampling_params.kw["logprobs"] == 3 and sampling_params.kw["max_tokens"] == 1
             assert continue_final_message == (convs[0][-1]["role"] == "assistant")

@@ -191,8 +191,9 @@ def arena_hard_csv(rows: list[Mapping[str, Any]], date: str) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["model", "score", "rating_q025", "rating_q975", "CI", "avg_tokens", "date"])
     for r in rows:
-        w.writerow([r["model"], *("" if r[k] is None else repr(float(r[k])) for k in ("score", "rating_q025", "rating_q975")),
-                    _ci_text(r), "" if r["avg_tokens"] is None else repr(float(r["avg_tokens"])), date])
+        keys = ("score", "rating_q025", "rating_q975", "avg_tokens")
+        nums = ["" if r[k] is None else repr(float(r[k])) for k in keys]
+        w.writerow([r["model"], *nums[:3], _ci_text(r), nums[3], date])
     return buf.getvalue()
 
 

@@ -16,6 +16,11 @@ Two forms of a text are compared (:func:`quote_skeleton`, :func:`tag_skeleton`):
 * the **tag skeleton** keeps only the control tags and the content of the answer tags (the text
   between tags, e.g. ``then`` in ``"</think>" then "<verdict>B</verdict>"``, goes too).
 
+In both, an answer tag's content is compared as a copier may rewrite it (:func:`_answer_key`: one form
+for numbers, denominators and label words such as ``Assistant`` dropped), and the text is first
+decoded as a copier reads it (HTML entities, JSON and URL escapes, right-to-left overrides, combining
+marks, every confusable before and after the case fold).
+
 An answer tag is *quoted* from a response when the skeleton of the tag with the ``min_chars``
 skeleton characters before it occurs in the response's skeleton, or the tag skeleton of the tag with
 the control tag before it (``</think>``, or the previous answer tag) occurs in the response's tag

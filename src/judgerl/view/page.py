@@ -123,7 +123,8 @@ def render_page(views: Sequence[Mapping[str, Any]], title: str = "judgerl view")
     css, js = _static("viewer.css"), _static("viewer.js")
     csp = (f"default-src 'none'; script-src '{_sha256(js)}'; style-src '{_sha256(css)}'; img-src data:; "
            "base-uri 'none'; form-action 'none'")
-    parts = {"CSP": html.escape(csp), "CSS": css, "JS": js, "TITLE": html.escape(_SURROGATE.sub("\ufffd", title)), "DATA": data}
+    title = html.escape(_SURROGATE.sub("\ufffd", title))  # a non-UTF-8 folder name
+    parts = {"CSP": html.escape(csp), "CSS": css, "JS": js, "TITLE": title, "DATA": data}
     return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _static("viewer.html"))
 
 
