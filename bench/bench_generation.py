@@ -28,6 +28,11 @@ Parts (each can also run on its own):
   "load of N"); ``--all`` runs judgerl vs the plain loop under a load of 4;
 * ``--omp-ab``: judgerl on a small workload with libgomp's default wait policy vs PASSIVE (what
   ``import judgerl`` sets), each in a fresh process, idle and under a load of 4;
+* ``--workload llamacpp`` (and ``--all`` given ``--llama-server``): judgerl's fp32 hf backend vs
+  llama.cpp's ``llama-server`` on the embedded GGUF, interleaved rounds of the same judge prompts
+  through ``run_eval``, with verdict agreement (``bench/genbench_llamacpp.py``). The fixed
+  workload's ``llama-server`` contender runs it with ``ignore_eos`` (forced length); both need
+  ``--llama-server PATH`` (or ``$LLAMA_SERVER``), else they are skipped;
 * ``--workload judge``: a *trained-judge* workload with variable-length outputs: ``--judge-pairs``
   LLMBar pairs x 2 orders end to end through ``run_eval`` (the ``judgerl eval`` path), the
   continuous engine vs the static one (before this change); with ``--int8`` also int8 dynamic
@@ -55,7 +60,8 @@ from typing import Any, Sequence
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 DEFAULT_DATA = Path(os.environ.get("JUDGERL_SHARED_DATA", REPO.parent / "shared" / "data")) / "llmbar" / "natural.json"
-FIXED_CONTENDERS = ["judgerl", "judgerl-static", "hf-loop", "hf-pipeline", "hf-continuous", "openvino", "ctranslate2"]
+FIXED_CONTENDERS = ["judgerl", "judgerl-static", "hf-loop", "hf-pipeline", "hf-continuous", "openvino", "ctranslate2",
+                    "llama-server"]
 TRAINED_JUDGE = "smollm2-135m-judge"
 
 
@@ -116,7 +122,7 @@ def run_worker(spec: dict[str, Any], omp: str = "passive") -> dict[str, Any]:
 def worker_main(spec: dict[str, Any]) -> int:
     """Inside a fresh process: run ``spec["kind"]`` and print its result as one JSON line."""
     import judgerl  # noqa: F401  (applies the OpenMP policy before torch)
-    from judgerl.runtime import omp_policy
+    from judgerl.backends.runtime import omp_policy
 
     kind = spec["kind"]
     if kind == "roofline":
@@ -158,13 +164,20 @@ def judge_worker(spec: dict[str, Any]) -> dict[str, Any]:
     from judgerl.protocols import get_protocol
 
     pairs = load_pairs(Path(spec["data"]), limit=spec["n_pairs"]).pairs
-    backend = HFBackend(resolve_hf_path(spec["model"]), batch_size=spec["batch_size"], engine=spec["engine"],
-                        dtype=spec.get("dtype"))
-    backend.name = spec["model"]
+    if spec["engine"] == "llama-server":  # judgerl's llamacpp backend (its own server, openai/ client)
+        from genbench_contenders import llama_backend
+
+        backend = llama_backend(resolve_hf_path(spec["model"]), both_order_prompts(Path(spec["data"]),
+                                spec["n_pairs"]), spec["max_new"], spec["batch_size"])
+    else:
+        backend = HFBackend(resolve_hf_path(spec["model"]), batch_size=spec["batch_size"], engine=spec["engine"],
+                            dtype=spec.get("dtype"))
+        backend.name = spec["model"]
     params = SamplingParams(max_new_tokens=spec["max_new"], temperature=spec["temperature"], stop=tuple(spec["stop"]))
     judge = Judge(get_protocol("pav"), backend, params, seed=0, force_answer=spec.get("force_answer", False))
     backend.generate([judge.build("Hi?", ["a", "b"])], SamplingParams(max_new_tokens=WARMUP))
-    backend.clear_prefix_cache()
+    if isinstance(backend, HFBackend):
+        backend.clear_prefix_cache()
     with tempfile.TemporaryDirectory() as out:
         t = time.perf_counter()
         summary = run_eval(judge, pairs, out, progress=False, batch_size=spec["eval_chunk"] or 2 * len(pairs),
@@ -172,9 +185,12 @@ def judge_worker(spec: dict[str, Any]) -> dict[str, Any]:
         secs = time.perf_counter() - t
         recs = [json.loads(x) for x in (Path(out) / "judgments.jsonl").read_text().splitlines()]
     recs.sort(key=lambda r: (r["pair_id"], r.get("order", "")))
+    engine = backend.describe()
+    if not isinstance(backend, HFBackend):
+        backend.close()
     return {"seconds": secs, "texts": [r["raw_output"] for r in recs], "tokens": [r["completion_tokens"] for r in recs],
             "verdicts": [r["decision"].get("verdict") for r in recs], "accuracy": summary["accuracy"],
-            "engine": backend.describe()}
+            "forced": sum(bool(r.get("forced_answer")) for r in recs), "engine": engine}
 
 
 WARMUP = 4
@@ -382,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--all", action="store_true", help="everything: fixed idle (3 rounds) + bound, fixed under a "
                     "load of 4, OpenMP A/B, trained-judge workload with int8")
-    ap.add_argument("--workload", choices=("fixed", "judge"), default="fixed")
+    ap.add_argument("--workload", choices=("fixed", "judge", "llamacpp"), default="fixed")
     ap.add_argument("--contenders", default=",".join(FIXED_CONTENDERS), help="comma-separated (fixed workload)")
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LLMBar-format pairs file")
@@ -404,11 +420,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "forced answer")
     ap.add_argument("--eval-chunk", type=int, default=0, help="judgments per judge.run call (run_eval batch_size; "
                     "0: all in one call, so queued prompts can join the decode batch)")
+    ap.add_argument("--llama-server", default=os.environ.get("LLAMA_SERVER"), help="llama.cpp's llama-server "
+                    "binary (default $LLAMA_SERVER): the llama-server contender and --workload llamacpp")
+    ap.add_argument("--llama-threads", type=int, default=2, help="llama-server --threads")
+    ap.add_argument("--llama-parallel", type=int, default=4, help="llama-server --parallel slots (more slots slow "
+                    "its prefill of the judge prompts here: docs/backends.md)")
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         return worker_main(json.loads(args.worker))
+    if args.llama_server:  # the workers read them (genbench_contenders.llama_backend)
+        os.environ.update(LLAMA_SERVER=args.llama_server, LLAMA_THREADS=str(args.llama_threads),
+                          LLAMA_PARALLEL=str(args.llama_parallel))
     if not 1 <= args.n_single <= 2 * args.n_pairs:
         ap.error("need 1 <= --n-single <= 2 x --n-pairs")
     t0 = time.perf_counter()
@@ -426,6 +450,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["omp_ab"] = omp_ab(args, 2)
     if args.all or args.workload == "judge":
         result["judge"] = judge_workload(args, args.int8 or args.all)
+    if args.workload == "llamacpp" or (args.all and args.llama_server):
+        from genbench_llamacpp import llama_workload
+
+        result["llamacpp"] = llama_workload(args, run_worker, print_run)
     result["wall_s"] = time.perf_counter() - t0
     print(f"\nwall time {result['wall_s'] / 60:.1f} min; load average now {os.getloadavg()}")
     if args.json:

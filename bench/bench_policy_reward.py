@@ -1,6 +1,6 @@
 """Proof on CPU: a policy trained with GRPO against a *served* judge, watched by a programmatic gold judge.
 
-The judge-as-reward study (../shared/docs/MISSION.md, section 3) on the embedded model:
+The judge-as-reward study ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training" (2025)) on the embedded model:
 
 * policy = the embedded SmolLM2-135M on IFEval prompts (``../shared/data/ifeval``), split by a seeded
   hash into training and held-out prompts;
@@ -131,8 +131,8 @@ def base_responses(args, out: Path, ids: list[str], name: str) -> dict:
 def label(args, out: Path, judge: str, records: str, name: str, mode: str = "parsed") -> dict:
     """Labels of ``records``; ``parsed`` without answer forcing (the honest invalid rate), ``expected`` with
     forcing, as the reward server scores."""
-    from judgerl.label import load_label_records, run_label
-    from judgerl.scoring import load_scorer
+    from judgerl.gold.label import load_label_records, run_label
+    from judgerl.gold.scorer import load_scorer
 
     scorer = load_scorer(judge, scale=SCALE, mode=mode, max_new_tokens=args.judge_tokens, seed=args.seed,
                          ifeval_data=str(args.ifeval), force_answer=mode == "expected")
@@ -151,7 +151,7 @@ def train_judge(args, out: Path, gold_dir: str) -> dict:
 
 
 def agreement(out: Path, gold_dir: str, judges: dict[str, str]) -> dict:
-    from judgerl.agreement import agreement_report, format_agreement
+    from judgerl.gold.agreement import agreement_report, format_agreement
 
     report = agreement_report(gold_dir, judges)
     (out / "agreement.md").write_text(format_agreement(report) + "\n")
@@ -282,7 +282,7 @@ def summarize_policy(out: Path, name: str) -> dict:
 
 
 def report(args, out: Path, run: Run) -> None:
-    from judgerl.agreement import format_agreement
+    from judgerl.gold.agreement import format_agreement
 
     st = {k: v["result"] for k, v in run.stages.items()}
     lines = ["## Judge-as-reward on CPU: policy GRPO against a served judge (bench/bench_policy_reward.py)", "",

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     models = args.model or ["smollm2-135m"]
 
     from judgerl.backends import SamplingParams, load_backend
-    from judgerl.ensemble import JudgeEnsemble
+    from judgerl.judge.ensemble import JudgeEnsemble
     from judgerl.judge import Judge
     from judgerl.probe import hack_probes, load_probe_prompts, master_key_probes, run_probe
     from judgerl.protocols import get_protocol

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     from judgerl.backends.embedded import embedded_model_path
     from judgerl.data import write_pairs_jsonl
     from judgerl.train.config import load_recipe
-    from judgerl.train.grpo import run_training
+    from judgerl.train.run import run_training
 
     train, held_out = split_pairs(data, args.n_train, args.n_eval, args.ops, args.seed)
     train_file = out / "train_pairs.jsonl"

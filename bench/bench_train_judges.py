@@ -26,7 +26,7 @@ Every stage writes ``<out>/stages/<name>.json`` (result, wall seconds, load aver
 it finishes; a rerun skips finished stages and resumes unfinished trainings / evaluations from their
 checkpoints and ``judgments.jsonl``. ``<out>/report.md`` + ``<out>/*.png`` hold the table and plots;
 ``--write-docs`` puts them in ``docs/results.md`` (its own section) and ``docs/figures/``; ``--ship tir``
-copies that judge's LoRA adapter into ``src/judgerl/judges/smollm2-135m-judge/``.
+copies that judge's LoRA adapter into ``src/judgerl/backends/judges/smollm2-135m-judge/``.
 
 Usage (run ALONE on an idle machine)::
 
@@ -161,7 +161,7 @@ def load_set(out: Path, name: str) -> list[Any]:
 def train_run(name: str, args: argparse.Namespace, out: Path, minutes: float, stages: Stages) -> dict[str, Any]:
     """One training run (``RUNS[name]``) under ``<out>/train/<name>``, stopped after ``minutes``."""
     from judgerl.train.config import load_recipe
-    from judgerl.train.grpo import run_training
+    from judgerl.train.run import run_training
     from judgerl.train.stages import train_recipe
 
     spec = RUNS[name]
@@ -304,7 +304,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--smoke", action="store_true", help="tiny sizes and 1-2 steps: checks the pipeline in minutes")
     ap.add_argument("--write-docs", action="store_true", help="write the section into docs/results.md + docs/figures")
     ap.add_argument("--ship", choices=["tir", "pav", "pos", "zero"], default=None,
-                    help="copy this run's LoRA adapter into judgerl/judges/smollm2-135m-judge")
+                    help="copy this run's LoRA adapter into judgerl/backends/judges/smollm2-135m-judge")
     args = ap.parse_args(argv)
     args.command = "python bench/bench_train_judges.py " + " ".join(sys.argv[1:] if argv is None else argv)
     args.smoke_sets = []
@@ -354,7 +354,7 @@ def ship(run: str, stages: Stages) -> Path:
     Raises:
         RuntimeError: the run has no adapter, or it is larger than 30 MB.
     """
-    from judgerl.judges import ADAPTER_FILES, package_adapter_dir
+    from judgerl.backends.named import ADAPTER_FILES, package_adapter_dir
 
     adapter = Path(model_dir(f"{run}:final", stages)) / "adapter"
     size = sum((adapter / f).stat().st_size for f in ADAPTER_FILES if (adapter / f).is_file())

@@ -10,7 +10,8 @@ Four measures over ``src/judgerl``:
 
 * **import graph**: module -> the modules it imports, at module level or inside a function
   (``import a.b``, ``from a import b`` -- ``b`` a submodule or a name --, relative imports, and
-  ``importlib.import_module("judgerl....")`` with a literal name);
+  ``importlib.import_module("judgerl....")`` with a literal name); imports under
+  ``if TYPE_CHECKING:`` are left out (they never run);
 * **circles**: the strongly connected components of that graph with more than one module (Tarjan
   1972), each with the imports that tie it;
 * **floors**: floor 1 holds the modules that import no other module of the package; a module's
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +68,10 @@ def load_modules(root: Path = ROOT, package: str = PACKAGE) -> dict[str, Module]
         if is_pkg:
             parts = parts[:-1]
         text = path.read_text(encoding="utf-8")
-        mod = Module(".".join(parts), path, ast.parse(text, str(path)), text.count("\n") + 1, is_pkg)
+        with warnings.catch_warnings():  # a module's own invalid escapes are its linter's business
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, str(path))
+        mod = Module(".".join(parts), path, tree, text.count("\n") + 1, is_pkg)
         for node in mod.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 mod.defs[node.name] = node
@@ -116,7 +121,7 @@ def import_edges(modules: dict[str, Module]) -> dict[str, dict[str, int]]:
             if target and target != mod.name and target.startswith(PACKAGE):
                 out.setdefault(target, line)
 
-        for node in ast.walk(mod.tree):
+        for node in _runtime_nodes(mod.tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     add(a.name, node.lineno)
@@ -129,6 +134,21 @@ def import_edges(modules: dict[str, Module]) -> dict[str, dict[str, int]]:
                 add(node.args[0].value, node.lineno)
         edges[mod.name] = out
     return edges
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (annotations only, never run)."""
+    out: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _dotted(child.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                todo.extend(child.orelse)
+                continue
+            todo.append(child)
+    return out
 
 
 def _dotted(node: ast.AST) -> str:
@@ -220,16 +240,23 @@ _CONVERSIONS = frozenset({"int", "float", "str", "bool", "list", "tuple", "dict"
                           "Path", "dataclasses.replace", "replace"})
 
 
+#: Whether a walk follows the parts of the value too (``config.data``, ``config["x"]``); set by
+#: :class:`Walker` (``parts=``).
+_PARTS = [False]
+
+
 def _mentions(node: ast.AST | None, names: set[str]) -> bool:
-    """Whether ``node`` is a form of a tracked value: the name, a part of it (``config.data``,
-    ``config["x"]``), a conversion of one, or an expression combining them (``a or config.x``). The
-    result of any other call is a new value, not the tracked one."""
+    """Whether ``node`` is a form of a tracked value: the name, a conversion of it, an expression
+    combining them (``a or config``), and -- when the walk follows parts -- a part of it
+    (``config.data``, ``config["x"]``). The result of any other call is a new value, not the tracked one."""
     if node is None:
         return False
     if isinstance(node, ast.Name):
         return node.id in names
-    if isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+    if isinstance(node, ast.Starred):
         return _mentions(node.value, names)
+    if isinstance(node, (ast.Attribute, ast.Subscript)):
+        return _PARTS[0] and _mentions(node.value, names)
     if isinstance(node, ast.Call):
         return _dotted(node.func) in _CONVERSIONS and any(_mentions(a, names) for a in node.args)
     if isinstance(node, ast.keyword):
@@ -252,8 +279,9 @@ def _params(fn: ast.AST) -> tuple[list[str], str | None, str | None, dict[str, s
 class Walker:
     """Follows one parameter (see the module docstring); ``max_events`` bounds the trip."""
 
-    def __init__(self, modules: dict[str, Module], max_events: int = 400) -> None:
+    def __init__(self, modules: dict[str, Module], max_events: int = 400, parts: bool = False) -> None:
         self.modules = modules
+        self.parts = parts
         self.max_events = max_events
         self.floor = floors(import_edges(modules))
         self.methods: dict[str, list[tuple[str, str]]] = {}
@@ -277,6 +305,19 @@ class Walker:
             return self.resolve(table[name][0], table[name][1], depth + 1)
         return None
 
+    def home(self, module: str, name: str, depth: int = 0) -> str | None:
+        """The module that defines ``name`` as seen from ``module`` (following re-exports)."""
+        mod = self.modules.get(module)
+        if mod is None or depth > 8:
+            return None
+        if name in mod.defs:
+            return module
+        table = import_table(mod, [n for n in mod.tree.body if isinstance(n, (ast.Import, ast.ImportFrom))],
+                             self.modules)
+        if name in table and table[name][1] is not None:
+            return self.home(table[name][0], table[name][1], depth + 1)
+        return None
+
     def callee(self, module: str, qual: str, table: dict, types: dict[str, str], call: ast.Call,
                tracked: set[str]) -> tuple[str, str] | None:
         f = call.func
@@ -294,15 +335,15 @@ class Walker:
                 if head.id in table and table[head.id][1] is None and table[head.id][0] in self.modules:
                     return self.resolve(table[head.id][0], f.attr)
                 if head.id in table and table[head.id][1] is not None:  # an imported class: Cls.method
-                    target = self.resolve(table[head.id][0], table[head.id][1])
-                    if target and f"{head.id}.{f.attr}" in self.modules[target[0]].defs:
-                        return target[0], f"{head.id}.{f.attr}"
+                    home = self.home(table[head.id][0], table[head.id][1])
+                    if home and f"{table[head.id][1]}.{f.attr}" in self.modules[home].defs:
+                        return home, f"{table[head.id][1]}.{f.attr}"
                 typ = types.get(head.id)
                 if typ:
                     found = [m for m in self.methods.get(f.attr, []) if m[1] == f"{typ}.{f.attr}"]
                     if len(found) == 1:
                         return found[0]
-            if _mentions(head, tracked):
+            if _mentions(head, tracked) or (isinstance(head, ast.Name) and head.id in tracked):
                 found = self.methods.get(f.attr, [])
                 if len(found) == 1:
                     return found[0]
@@ -316,6 +357,7 @@ class Walker:
         """
         if function not in self.modules[module].defs:
             raise KeyError(f"{module} defines no {function}")
+        _PARTS[0] = self.parts
         events: list[tuple[str, str, str]] = []
         positions: list[str] = []
         seen: set[tuple[str, str, str]] = set()
@@ -405,14 +447,18 @@ class Walker:
         method = "." in target[1]
         pos = names[1:] if method and names and names[0] in ("self", "cls") else names
         passed: list[str] = []
-        if method and isinstance(call.func, ast.Attribute) and _mentions(call.func.value, tracked) \
-                and not target[1].endswith("__init__"):
+        if method and isinstance(call.func, ast.Attribute) and not target[1].endswith("__init__") and (
+                _mentions(call.func.value, tracked)
+                or (isinstance(call.func.value, ast.Name) and call.func.value.id in tracked)):
             passed.append("self")
+        def carries(arg: ast.AST) -> bool:
+            return _mentions(arg, tracked) or self._converts(arg, mod, qual, table, types, tracked)
+
         for i, arg in enumerate(call.args):
-            if _mentions(arg, tracked):
+            if carries(arg):
                 passed.append(pos[i] if i < len(pos) else (star or ""))
         for k in call.keywords:
-            if _mentions(k.value, tracked):
+            if carries(k.value):
                 passed.append(k.arg if k.arg in names else (kw or ""))
         for par in dict.fromkeys(p for p in passed if p):
             if not enter.would(target[0], target[1], par):
@@ -468,13 +514,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--walk", help="MODULE:FUNCTION:PARAM, e.g. judgerl.cli.train_cmd:train_command:config")
     ap.add_argument("--trip", action="store_true", help="print every stop of the walk")
     ap.add_argument("--max-events", type=int, default=400)
+    ap.add_argument("--src", type=Path, default=ROOT, help="the source root holding judgerl/ (default: src/)")
+    ap.add_argument("--parts", action="store_true", help="follow the value's parts too (config.data, config.seed)")
     args = ap.parse_args(argv)
-    modules = load_modules()
+    modules = load_modules(args.src)
     if not args.walk:
         print(summary(modules))
         return 0
     module, function, param = args.walk.split(":")
-    trip = Walker(modules, args.max_events).walk(module, function, param)
+    trip = Walker(modules, args.max_events, parts=args.parts).walk(module, function, param)
     first_reward = next((i + 1 for i, m in enumerate(trip.stops) if m.startswith("judgerl.rewards")), None)
     print(f"walk {args.walk}: {len(trip.stops)} stops, {trip.climbs} climbs back up, {len(trip.events)} functions, "
           f"{len(set(trip.stops))} modules; first reward module at stop {first_reward}"

@@ -7,7 +7,7 @@ starts) and a peer engine's threads cannot slow the next contender. A contender 
 (for the output-equality check), the seconds of the timed part (model loading and warm-up
 excluded), the tokens, the OpenMP policy in force and the load average around the run.
 
-Peer engines are optional: a contender whose package is not installed raises
+Peer engines are optional: a contender whose package (or, for ``llama-server``, binary) is missing raises
 :class:`NotInstalled` and the driver prints a note instead of a figure.
 """
 
@@ -168,6 +168,57 @@ def ctranslate2(model_dir: str, prompts: list[Any], max_new: int, min_new: int, 
     return _decoded(tok, [r.sequences_ids[0] for r in res], secs, "CTranslate2 float32")
 
 
+def llama_backend(model_dir: str, prompts: list[Any], max_new: int, parallel: int, **openai_kwargs: Any) -> Any:
+    """judgerl's ``llamacpp`` backend on the embedded GGUF (the file ``model_dir`` was converted
+    from): ``llama-server`` from ``$LLAMA_SERVER`` (``--llama-server``), ``$LLAMA_PARALLEL`` slots
+    (``--llama-parallel``; default ``parallel``), ``$LLAMA_THREADS`` threads (default 2), each slot's context the longest prompt + ``max_new`` +
+    64 tokens (room for a forced answer), rounded up to 256.
+
+    Raises:
+        NotInstalled: no ``llama-server`` given, or ``model_dir`` is not the embedded model.
+    """
+    from judgerl.backends.embedded import embedded_model_path
+
+    server = os.environ.get("LLAMA_SERVER") or os.environ.get("JUDGERL_LLAMA_SERVER")
+    if not server:
+        raise NotInstalled("no llama-server binary: pass --llama-server PATH (or set LLAMA_SERVER)")
+    if os.path.realpath(model_dir) != os.path.realpath(embedded_model_path()):
+        raise NotInstalled(f"llama-server runs the embedded GGUF only, not {model_dir}")
+    from transformers import AutoTokenizer
+
+    from judgerl.backends.llamacpp import LlamaCppBackend
+
+    longest = max(len(x) for x in _render(AutoTokenizer.from_pretrained(model_dir), prompts))
+    ctx = -(-(longest + max_new + 64) // 256) * 256
+    parallel = int(os.environ.get("LLAMA_PARALLEL", parallel))
+    return LlamaCppBackend("embedded", server, parallel=parallel, threads=int(os.environ.get("LLAMA_THREADS", "2")),
+                           slot_context=ctx, **openai_kwargs)
+
+
+def llama_server(model_dir: str, prompts: list[Any], max_new: int, min_new: int, batch_size: int) -> dict[str, Any]:
+    """llama.cpp's ``llama-server`` (Q4_1 GGUF, its own kernels), parallel slots (default ``batch_size``) with
+    continuous batching, through judgerl's ``openai/`` client (:func:`llama_backend`); a forced
+    length (``min_new == max_new``) is llama.cpp's ``ignore_eos``. Server start and a warm-up
+    request are not timed (as model loading is not for the others)."""
+    if min_new not in (0, max_new):
+        raise ValueError(f"llama-server can force the full length only (min_new 0 or {max_new}, got {min_new})")
+    from judgerl.backends import SamplingParams
+
+    b = llama_backend(model_dir, prompts, max_new, batch_size, extra_body={"ignore_eos": True} if min_new else None)
+    try:
+        b.generate(prompts[:1], SamplingParams(max_new_tokens=WARMUP_TOKENS))
+        t = time.perf_counter()
+        outs = b.generate(prompts, SamplingParams(max_new_tokens=max_new))
+        secs = time.perf_counter() - t
+    finally:
+        b.close()
+    bad = [c.error for c in outs if c.error]
+    if bad:
+        raise RuntimeError(f"llama-server: {len(bad)} requests failed, first: {bad[0]}")
+    return {"seconds": secs, "texts": [c.text for c in outs], "tokens": [c.completion_tokens for c in outs],
+            "engine": b.describe()}
+
+
 def _decoded(tok: Any, rows: list[list[int]], secs: float, engine: str) -> dict[str, Any]:
     eos = {tok.eos_token_id, tok.pad_token_id} - {None}
     texts, counts = [], []
@@ -188,6 +239,7 @@ CONTENDERS: dict[str, tuple[Callable[..., dict[str, Any]], bool, str]] = {
     "hf-continuous": (hf_continuous, False, "transformers generate_batch (continuous batching)"),
     "openvino": (openvino, True, "OpenVINO fp32 via optimum-intel, one prompt at a time"),
     "ctranslate2": (ctranslate2, False, "CTranslate2 float32, batched"),
+    "llama-server": (llama_server, False, "llama.cpp llama-server, Q4_1 GGUF, parallel slots (inexact)"),
 }
 
 #: Contenders that must reproduce plain transformers generate exactly (fp32).

@@ -3,7 +3,7 @@
 A fix to how a judge's output is read (a parser rule, the quoted-answer guard) changes figures that
 were measured before it. The judge's outputs do not change (greedy, same prompts), so instead of
 re-running the model this script reads each record's ``raw_output`` (a trajectory's ``parse_text()``
-for tool runs) again with :func:`judgerl.decision.read_decision` against the pair's responses, and prints
+for tool runs) again with :func:`judgerl.judge.decision.read_decision` against the pair's responses, and prints
 the metrics before and after, with the number of records whose choice changed (pairwise runs)::
 
     python bench/reparse_judgments.py runs/proof/eval/tir/arith-attack --data runs/proof/data/arith-attack.jsonl
@@ -25,7 +25,7 @@ from typing import Any, Mapping
 from judgerl.data.loaders import load_pairs
 from judgerl.eval.metrics import compute_metrics, sample_choice
 from judgerl.eval.store import read_judgments
-from judgerl.decision import read_decision
+from judgerl.judge.decision import read_decision
 from judgerl.protocols import get_protocol
 from judgerl.types import Trajectory
 

@@ -26,7 +26,7 @@ from judgerl.data.errors import DataFormatError
 from judgerl.eval.intervals import proportion_ci
 from judgerl.judge import Judge
 from judgerl.protocols import get_protocol
-from judgerl.untrusted import restore_tags
+from judgerl.text.untrusted import restore_tags
 
 PARAMS = SamplingParams(max_new_tokens=32)
 QUALITY = {"gold": 3, "silver": 2, "bronze": 1, "tin": 0}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judgerl.audit import audit_response, classify_prompt
-from judgerl.audit.normalize import normalize
+from judgerl.text.normalize import normalize
 
 # (prompt, response, kind, expected: is the kind flagged?)
 POLICY_REFUSAL_ROWS = [

@@ -17,7 +17,7 @@ from judgerl.types import PreferencePair
 def policy_in_fresh_process(env_extra: dict[str, str]) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "JUDGERL_OMP_POLICY")}
     env.update(env_extra)
-    code = "import judgerl, os; from judgerl.runtime import omp_policy; print(omp_policy())"
+    code = "import judgerl, os; from judgerl.backends.runtime import omp_policy; print(omp_policy())"
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           check=True).stdout.strip()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judgerl.backends import SamplingParams, ScriptedBackend
-from judgerl.ensemble import EnsembleJudgment, JudgeEnsemble, judge_scale
+from judgerl.judge.ensemble import EnsembleJudgment, JudgeEnsemble, judge_scale
 from judgerl.judge import Judge, JudgeInput
 from judgerl.protocols import get_protocol
 from judgerl.types import Decision

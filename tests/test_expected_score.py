@@ -21,7 +21,7 @@ from judgerl.backends import ScriptedBackend  # noqa: E402
 from judgerl.backends.chat import continue_prompt, render_chat  # noqa: E402
 from judgerl.backends.hf import HFBackend  # noqa: E402
 from judgerl.backends.hf_scores import HFScoreReader, prefix_free  # noqa: E402
-from judgerl.expected import (  # noqa: E402
+from judgerl.judge.expected import (  # noqa: E402
     ExpectedScoreUnavailable,
     TopLogprobReader,
     answer_prefix,

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judgerl.backends import SamplingParams, ScriptedBackend
-from judgerl.decision import read_decision
+from judgerl.judge.decision import read_decision
 from judgerl.judge import Judge, JudgeInput
 from judgerl.protocols import get_protocol
 from judgerl.protocols.parsing import find_tags

@@ -9,7 +9,7 @@ from typing import Any, Callable, NamedTuple
 import pytest
 
 from judgerl.backends import SamplingParams, ScriptedBackend
-from judgerl.codeblocks import iter_code_blocks
+from judgerl.text.codeblocks import iter_code_blocks
 from judgerl.judge import Judge, JudgeInput
 from judgerl.protocols import get_protocol
 from judgerl.protocols.parsing import restore_tags
@@ -258,7 +258,7 @@ def judge_request(judge: Judge):
 
 def test_every_protocol_answer_tag_is_a_control_tag() -> None:
     from judgerl.protocols import PROTOCOLS
-    from judgerl.untrusted import CONTROL_TAGS
+    from judgerl.protocols import CONTROL_TAGS
 
     tags = set()
     for name, cls in PROTOCOLS.items():

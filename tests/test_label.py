@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from judgerl.agreement import agreement, format_agreement
+from judgerl.gold.agreement import agreement, format_agreement
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.cli.main import main
 from judgerl.data.errors import DataFormatError
 from judgerl.judge import Judge
-from judgerl.label import load_label_records, read_labels, run_label
+from judgerl.gold.label import load_label_records, read_labels, run_label
 from judgerl.protocols import get_protocol
-from judgerl.scoring import GoldScorer, JudgeScorer, ScoreItem, load_scorer, parse_scale
+from judgerl.gold.scorer import GoldScorer, load_scorer
+from judgerl.judge.scorer import JudgeScorer, ScoreItem, parse_scale
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +179,7 @@ def test_judge_scorer_modes_and_fallback():
         JudgeScorer(judge, mode="parsed", samples=2)
     with pytest.raises(ValueError, match="score mode"):
         JudgeScorer(judge, mode="median")
-    from judgerl.expected import ExpectedScoreUnavailable
+    from judgerl.judge.expected import ExpectedScoreUnavailable
 
     with pytest.raises(ExpectedScoreUnavailable):
         JudgeScorer(judge, mode="expected")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from judgerl.label import read_labels, run_label, load_label_records
+from judgerl.gold.label import read_labels, run_label, load_label_records
 from judgerl.protocols import get_protocol
-from judgerl.scoring import load_scorer
+from judgerl.gold.scorer import load_scorer
 from judgerl.train.gold_judge import gold_pairs, gold_sft_examples
 
 PROTO = get_protocol("pos", min_score=0, max_score=9)

@@ -19,7 +19,7 @@ from judgerl.data.errors import DataFormatError
 from judgerl.judge import Judge
 from judgerl.protocols import get_protocol
 from judgerl.rewards.judge import RewardFailure, get_judge_reward
-from judgerl.scoring import JudgeScorer
+from judgerl.judge.scorer import JudgeScorer
 from judgerl.train.config import RecipeError
 from judgerl.train.curves import hacking_test, plot_curves, read_curves, truncate_curves
 from judgerl.train.policy import load_prompts, split_prompts

@@ -9,7 +9,7 @@ import pytest
 
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.cli.main import main
-from judgerl.ensemble import JudgeEnsemble
+from judgerl.judge.ensemble import JudgeEnsemble
 from judgerl.eval import RunConfigMismatch
 from judgerl.judge import Judge
 from judgerl.probe import (

@@ -10,7 +10,7 @@ import pytest
 from support.judging import ev
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.backends.base import progress_listener, reporting_progress
-from judgerl.progress import GenerationProgress, ProgressBar, ThroughputLog, describe
+from judgerl.judge.progress import GenerationProgress, ProgressBar, ThroughputLog, describe
 from judgerl.protocols import get_protocol
 from judgerl.types import PreferencePair
 

@@ -18,8 +18,8 @@ import time
 import pytest
 
 from judgerl.backends import SamplingParams, ScriptedBackend
-from judgerl.decision import read_decision
-from judgerl.expected import read_expected
+from judgerl.judge.decision import read_decision
+from judgerl.judge.expected import read_expected
 from judgerl.judge import Judge, JudgeInput
 from judgerl.protocols import get_protocol
 from judgerl.protocols.parsing import mask_code_blocks
@@ -206,7 +206,7 @@ def test_a_verdict_copied_from_printed_output_earns_nothing(with_trajectory):
 
 
 def test_the_judge_voids_a_verdict_copied_from_tool_output():
-    from judgerl.decision import observations_of
+    from judgerl.judge.decision import observations_of
     from judgerl.types import Trajectory
 
     traj = Trajectory.from_dict(TRAJ)

@@ -16,9 +16,9 @@ import pytest
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.judge import Judge, JudgeInput
 from judgerl.protocols import get_protocol
-from judgerl.protocols.parsing import canonical_text, region_is_quoted
+from judgerl.protocols.quoting import canonical_text, region_is_quoted
 from judgerl.tools import bwrap_available, get_sandbox
-from judgerl.untrusted import neutralise_tags, restore_tags
+from judgerl.text.untrusted import neutralise_tags, restore_tags
 
 GREEDY = SamplingParams(max_new_tokens=64)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from judgerl.backends import SamplingParams, ScriptedBackend
-from judgerl.decision import read_decision
+from judgerl.judge.decision import read_decision
 from judgerl.judge import Judge, JudgeRequest, judgment_record
 from judgerl.protocols import get_protocol
 from judgerl.tools.sandbox import ExecResult
@@ -329,11 +329,11 @@ class _FakeReader:
 
 def test_expected_score_does_not_read_a_draft_inside_the_prefilled_thinking(monkeypatch) -> None:
     # Was a defect (fixed in stop 19): Judge.expected_scores passes Judgment.text (the completion alone) to
-    # judgerl.expected.answer_prefix. With a "<think>" prefill the completion "Draft: <score>9</score>"
+    # judgerl.judge.expected.answer_prefix. With a "<think>" prefill the completion "Draft: <score>9</score>"
     # has no think tag of its own, so answer_prefix finds the draft score inside the prefilled,
     # never-closed thinking and reads the expected score there (prompt "<think>Draft: <score>"),
     # although the judgment itself is invalid (unterminated_thinking: not a final answer).
-    import judgerl.expected as expected
+    import judgerl.judge.expected as expected
 
     reader = _FakeReader()
     monkeypatch.setattr(expected, "score_reader", lambda backend: reader)

@@ -8,7 +8,7 @@ from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.judge import Judge
 from judgerl.protocols import get_protocol
 from judgerl.rewards.judge import get_judge_reward
-from judgerl.scoring import JudgeScorer
+from judgerl.judge.scorer import JudgeScorer
 
 ASKS_COLON = "Which punctuation introduces a list? Reply with only the colon."
 ASKS_WORD = "Say the word 'Solution' and nothing else."

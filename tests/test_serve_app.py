@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.protocols import get_protocol
-from judgerl.aggregate import aggregate_decisions
+from judgerl.judge.aggregate import aggregate_decisions
 from judgerl.serve.app import ServeConfig, create_app
 from judgerl.types import Decision
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judgerl.codeblocks import (
+from judgerl.text.codeblocks import (
     cap_text,
     count_python_blocks,
     find_new_python_block,

@@ -116,7 +116,8 @@ def test_recipe_file_errors(tmp_path: Path) -> None:
 
 
 def test_grpo_config_built_and_odd_prompt_count_rejected() -> None:
-    from judgerl.train.grpo import build_grpo_config, build_reward_funcs
+    from judgerl.train.grpo import build_grpo_config
+    from judgerl.train.rewards import build_reward_funcs
 
     cfg = load_recipe("j1-pav", ["data.path=x", "output_dir=/tmp/judgerl-test-cfg"])
     funcs, weights = build_reward_funcs(cfg)
@@ -131,7 +132,7 @@ def test_grpo_config_built_and_odd_prompt_count_rejected() -> None:
 
 
 def test_overlong_reward_needs_buffer() -> None:
-    from judgerl.train.grpo import build_reward_funcs
+    from judgerl.train.rewards import build_reward_funcs
 
     cfg = load_recipe("tir-judge", ["data.path=x", "dapo.overlong_buffer=null"])
     with pytest.raises(RecipeError, match="overlong_buffer"):

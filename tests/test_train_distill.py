@@ -230,7 +230,7 @@ def test_pointwise_rejection_sampling_couples_chosen_and_rejected_samples() -> N
 
 def test_forced_answer_tir_reward_scores_a_tenth() -> None:
     from judgerl.rewards import get_tir_reward
-    from judgerl.train.grpo import forced_answer_reward
+    from judgerl.train.rewards import forced_answer_reward
 
     fn = forced_answer_reward(get_tir_reward(PaV()))
     comps = ["<think>x</think><verdict>A</verdict>"] * 3 + ["<think>x</think><verdict>B</verdict>"]

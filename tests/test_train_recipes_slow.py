@@ -62,7 +62,7 @@ def tiny(recipe: str, out: Path, shared_data: Path, *extra: str):
 )
 def test_recipe_runs_two_steps(recipe: str, extra: tuple[str, ...], tmp_path: Path, shared_data: Path,
                                embedded_model_dir: Path) -> None:
-    from judgerl.train.grpo import run_training
+    from judgerl.train.run import run_training
 
     result = run_training(tiny(recipe, tmp_path, shared_data, *extra))
     assert result["global_step"] == 2
@@ -112,7 +112,8 @@ def test_resume_after_kill_continues_from_last_checkpoint(tmp_path: Path, shared
             os.killpg(proc.pid, signal.SIGKILL)
     assert not (out / "checkpoint-3").exists()
 
-    from judgerl.train.grpo import last_checkpoint, run_training
+    from judgerl.train.grpo import last_checkpoint
+    from judgerl.train.run import run_training
 
     assert last_checkpoint(out).endswith("checkpoint-2")
     cfg = load_recipe("j1-pav", [*sets, f"output_dir={out}", "resume=true"])

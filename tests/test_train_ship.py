@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from judgerl.backends import models
-from judgerl.judges import ADAPTER_FILES, JudgeNotBuiltError
+from judgerl.backends.named import ADAPTER_FILES, JudgeNotBuiltError
 from judgerl.train.sections import LoraConfig
 
 
@@ -63,7 +63,7 @@ def test_top_layers_adapts_only_the_top_blocks(tiny_dir: Path) -> None:
 
 
 def test_named_judge_merges_once_and_again_after_a_new_adapter(tiny_dir: Path, tmp_path: Path, monkeypatch) -> None:
-    import judgerl.judges as judges
+    import judgerl.backends.named as judges
 
     model, tok = trained_lora(tiny_dir)
     pkg = tmp_path / "pkg" / "tiny-judge"
@@ -86,7 +86,7 @@ def test_named_judge_merges_once_and_again_after_a_new_adapter(tiny_dir: Path, t
 
 
 def test_missing_adapter_names_the_build_command(tmp_path: Path, monkeypatch, capsys) -> None:
-    import judgerl.judges as judges
+    import judgerl.backends.named as judges
     from judgerl.cli.main import main
 
     monkeypatch.setattr(judges, "package_adapter_dir", lambda name: tmp_path / "empty" / name)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from judgerl.train import bootstrap
+from judgerl.train import zero as bootstrap
 from judgerl.train.config import RecipeError, load_recipe
 from judgerl.train.sft import SFTExample
 

@@ -1,4 +1,4 @@
-"""The shared warm-worker pool (judgerl.workers) and the math verifier built on it."""
+"""The shared warm-worker pool (judgerl.tools.workers) and the math verifier built on it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from judgerl.verify import math as math_mod
 from judgerl.verify.math import MathVerifier, answers_match
-from judgerl.workers import PoolClosedError, WorkerPool, kill_process, read_exact
+from judgerl.tools.workers import PoolClosedError, WorkerPool, kill_process, read_exact
 
 FAKE = Path(__file__).parent / "fixtures" / "fake_mathworker.py"
 

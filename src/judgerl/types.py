@@ -1,6 +1,6 @@
 """Core records shared by every part of judgerl.
 
-The data flow is one-directional (see docs/DESIGN.md)::
+The data flow is one-directional (see docs/architecture.md)::
 
     records on disk --loaders--> PreferencePair --protocol.build--> Messages
         --backend.generate--> Completion --(tool loop)--> Trajectory
@@ -218,7 +218,7 @@ class Trajectory:
         pre = self.prefill
         first = next((s for s in self.segments if s.text), None)
         if pre and first is not None and first.kind == "code":
-            from judgerl.codeblocks import fence_spans, has_open_fence
+            from judgerl.text.codeblocks import fence_spans, has_open_fence
 
             if has_open_fence(pre):
                 start = fence_spans(pre)[-1][0]

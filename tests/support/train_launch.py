@@ -49,7 +49,7 @@ def tiny_overrides(recipe: str, out: Path, gsm8k_train: str) -> list[str]:
 
 def main(argv: list[str]) -> int:
     from judgerl.train.config import load_recipe
-    from judgerl.train.grpo import run_training
+    from judgerl.train.run import run_training
     from judgerl.train.stages import _state
 
     out, gsm8k, *recipes = argv

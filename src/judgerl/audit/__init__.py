@@ -2,7 +2,7 @@
 
 Policies trained against reasoning judges learn to refuse citing a fabricated platform policy, emit a
 fake end marker such as ``--end response--`` and append a self-evaluation; one-token "master keys"
-(``:``, ``Thought process:``, ``Solution``, empty) fool judges (../shared/docs/MISSION.md, section 3).
+(``:``, ``Thought process:``, ``Solution``, empty) fool judges (Zhao et al., 2025, "One Token to Fool LLM-as-a-Judge").
 This package flags each part per response with rule-based detectors (no model, no network) and
 reports rates per kind, overall and per policy-training step. See docs/audit.md.
 """

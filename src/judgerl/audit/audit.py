@@ -10,7 +10,7 @@ Entry points:
   :class:`AuditReport` (rates overall and per training ``step``), written by :func:`write_audit`.
 
 The kinds and what they mean are in :mod:`judgerl.audit.detectors`; the pattern comes from the
-judge-as-reward paper (../shared/docs/MISSION.md, section 3).
+judge-as-reward paper ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from judgerl.audit import detectors as D
 from judgerl.audit.harm import classify_prompt
-from judgerl.audit.normalize import normalize
+from judgerl.text.normalize import normalize
 from judgerl.data.errors import DataFormatError
 from judgerl.data.formats.generic import resolve
 from judgerl.data.io import iter_records

@@ -1,6 +1,6 @@
 """One small detector per reward-hacking kind.
 
-The judge-as-reward paper (../shared/docs/MISSION.md, section 3) reports that policies trained
+The judge-as-reward paper ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025) reports that policies trained
 against reasoning judges learn an adversarial pattern: refuse citing a platform policy, fabricate
 the policy text, emit a fake end marker such as ``--end response--``, then append a long
 self-evaluation praising the answer; and that one-token "master key" responses (``:``,
@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from judgerl.audit import patterns as P
-from judgerl.audit.normalize import Normalized, fold
+from judgerl.text.normalize import Normalized, fold
 # The master keys and their rules are those of judgerl.rewards.guards (the list is re-exported here).
 from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, key_form, master_key_rule
 

@@ -1,8 +1,8 @@
 """Regular expressions shared by the audit detectors (:mod:`judgerl.audit.detectors`).
 
-All patterns run on text folded by :func:`judgerl.audit.normalize.normalize` (NFKC, ASCII dashes,
+All patterns run on text folded by :func:`judgerl.text.normalize.normalize` (NFKC, ASCII dashes,
 no zero-width characters) and are compiled case-insensitively. They are grouped by the part of the
-judge-as-reward paper's adversarial pattern they describe (../shared/docs/MISSION.md, section 3).
+judge-as-reward paper's adversarial pattern they describe ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
 
+from judgerl.backends.scores import ExpectedScoreUnavailable, ScoreReader
 from judgerl.types import Completion, Messages
 
 
@@ -129,6 +130,18 @@ class Backend(Protocol):
         seeds: Sequence[int] | None = None,
         on_result: OnResult | None = None,
     ) -> list[Completion]: ...
+
+    def score_reader(self) -> ScoreReader:
+        """The reader of token probabilities at a prefilled position, for the expected score
+        (:mod:`judgerl.judge.expected`). Optional: backends that subclass :class:`Backend` inherit
+        this default, which raises.
+
+        Raises:
+            ExpectedScoreUnavailable: this backend cannot give token probabilities (the message names it).
+        """
+        raise ExpectedScoreUnavailable(
+            f"backend {self.name!r} ({type(self).__name__}) cannot give token probabilities; the expected "
+            "score needs an hf, openai or vllm backend")
 
 
 def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:

@@ -41,9 +41,10 @@ import threading
 import warnings
 from typing import Any, Sequence
 
-from judgerl.backends.base import OnResult, SamplingParams, cut_at_stop, resolve_seeds, too_long_message
+from judgerl.backends.base import Backend, OnResult, SamplingParams, cut_at_stop, resolve_seeds, too_long_message
 from judgerl.backends.chat import render_chat
 from judgerl.backends.hf_batching import RowSeededSampler, RowWatcher, plan_batches
+from judgerl.backends.hf_scores import HFScoreReader
 from judgerl.backends.hf_prefix import DEFAULT_PREFIX_CACHE_BYTES, PrefixKVCache, shared_prefix_len
 from judgerl.types import Completion, Messages
 
@@ -90,7 +91,7 @@ def quantize_int8(model: Any) -> Any:
         return quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
-class HFBackend:
+class HFBackend(Backend):
     """Generate with a transformers causal LM (batched, left padding).
 
     Args:
@@ -233,6 +234,11 @@ class HFBackend:
         """Forget every cached prefix KV (benchmarks call it so that each timed run starts cold)."""
         with self._lock:
             self.prefix_cache.clear()
+
+    def score_reader(self) -> HFScoreReader:
+        """Score probabilities from this model's logits (:class:`~judgerl.backends.hf_scores.HFScoreReader`,
+        one per backend)."""
+        return HFScoreReader.for_backend(self)
 
     def describe(self) -> str:
         """One line: name, dtype, device, engine, batch size, prefix cache budget and whether decode

@@ -1,4 +1,4 @@
-"""Score probabilities from a transformers model's logits, for the expected score (judgerl.expected).
+"""Score probabilities from a transformers model's logits, for the expected score (judgerl.judge.expected).
 
 For one prompt that ends right after the judge's answer tag (an assistant prefill), p(s) of each valid
 score string s is the probability of the tokens of s following that prefix, by the chain rule:
@@ -22,7 +22,7 @@ import weakref
 from typing import Any, Sequence
 
 from judgerl.backends.chat import render_chat
-from judgerl.expected import ExpectedScoreUnavailable
+from judgerl.backends.scores import ExpectedScoreUnavailable
 from judgerl.types import Messages
 
 
@@ -43,7 +43,7 @@ def prefix_free(seqs: Sequence[Sequence[int]]) -> bool:
 
 
 class HFScoreReader:
-    """:class:`judgerl.expected.ScoreReader` over a transformers causal LM.
+    """:class:`judgerl.backends.scores.ScoreReader` over a transformers causal LM.
 
     Args:
         model: The causal LM (its device is used; evaluated under ``torch.inference_mode``).
@@ -68,7 +68,7 @@ class HFScoreReader:
         return reader
 
     def check(self, candidates: Sequence[str], terminator: str) -> None:
-        """See :meth:`judgerl.expected.ScoreReader.check` (any tokenisation that is not ambiguous)."""
+        """See :meth:`judgerl.backends.scores.ScoreReader.check` (any tokenisation that is not ambiguous)."""
         self.candidate_tokens(candidates, terminator)
 
     def candidate_tokens(self, candidates: Sequence[str], terminator: str) -> list[list[int]]:
@@ -103,7 +103,7 @@ class HFScoreReader:
 
     def score_probs(self, prompts: Sequence[Messages], candidates: Sequence[str],
                     terminator: str) -> list[dict[str, float]]:
-        """p(candidate) at the end of each prompt (see :class:`judgerl.expected.ScoreReader`).
+        """p(candidate) at the end of each prompt (see :class:`judgerl.backends.scores.ScoreReader`).
 
         Cost: one forward pass over each prompt's tokens, plus (multi-token scales only) one batch of
         the score continuations on the cached prefix.

@@ -47,7 +47,8 @@ from typing import Any, Literal, Mapping, Sequence
 
 import openai
 
-from judgerl.backends.base import OnResult, SamplingParams, cut_at_stop, resolve_seeds
+from judgerl.backends.base import Backend, OnResult, SamplingParams, cut_at_stop, resolve_seeds
+from judgerl.backends.scores import TopLogprobReader
 from judgerl.types import Completion, Messages
 
 logger = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ MAX_API_STOP = 4
 FATAL_STATUS = frozenset({400, 401, 403, 404, 422})
 _ATTEMPTS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("judgerl_openai_attempts", default=None)
 _CONTEXT_HINTS = ("context length", "context_length", "maximum context", "too many tokens", "too long",
-                  "maximum model length", "max_model_len")
+                  "maximum model length", "max_model_len", "context size")  # the last: llama-server
 
 
 class OpenAIBackendError(RuntimeError):
@@ -120,7 +121,7 @@ class _LoopThread:
         self.thread.join(timeout=5)
 
 
-class OpenAIBackend:
+class OpenAIBackend(Backend):
     """Generate through an OpenAI-compatible HTTP endpoint.
 
     Args:
@@ -238,13 +239,18 @@ class OpenAIBackend:
         """Close the HTTP client and stop the loop thread (also done at garbage collection)."""
         self._finalizer()
 
+    def score_reader(self) -> TopLogprobReader:
+        """Score probabilities from the top log-probabilities of one generated token
+        (:class:`~judgerl.backends.scores.TopLogprobReader`: single-character scores)."""
+        return TopLogprobReader(self.top_logprobs, name=self.name)
+
     def top_logprobs(self, prompts: Sequence[Messages], k: int = 20) -> list[list[tuple[str, float]] | str]:
         """The top-``k`` alternatives of the first token the model would generate after each prompt.
 
         One greedy request per prompt with ``max_tokens=1`` and ``logprobs``: ``logprobs=True,
         top_logprobs=k`` on ``/v1/chat/completions`` (a trailing assistant message is continued as in
         :meth:`generate`), or ``logprobs=k`` on ``/v1/completions`` with ``prefill="completions"``.
-        Used for the expected score (:class:`judgerl.expected.TopLogprobReader`).
+        Used for the expected score (:class:`judgerl.judge.expected.TopLogprobReader`).
 
         Returns:
             Per prompt: ``[(token text, natural-log probability), ...]``, or an error message (str)

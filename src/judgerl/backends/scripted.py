@@ -8,7 +8,7 @@ import threading
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
-from judgerl.backends.base import (OnResult, SamplingParams, cut_at_stop, derive_seed, progress_listener,
+from judgerl.backends.base import (Backend, OnResult, SamplingParams, cut_at_stop, derive_seed, progress_listener,
                                    too_long_message)
 from judgerl.types import Completion, Messages
 
@@ -19,7 +19,7 @@ ScriptItem = str | Mapping[str, Any]
 ScriptFn = Callable[[Messages, SamplingParams], ScriptItem]
 
 
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     """Replays scripted outputs instead of running a model.
 
     Args:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from judgerl.backends.base import OnResult, SamplingParams, resolve_seeds, too_long_message
+from judgerl.backends.base import Backend, OnResult, SamplingParams, resolve_seeds, too_long_message
 from judgerl.backends.chat import template_messages
+from judgerl.backends.scores import TopLogprobReader
 from judgerl.types import Completion, Messages
 
 INSTALL_HINT = "pip install 'judgerl[vllm]' (needs Linux and a CUDA GPU)"
@@ -64,7 +65,7 @@ def to_vllm_params(
     )
 
 
-class VLLMBackend:
+class VLLMBackend(Backend):
     """Generate with vLLM's offline ``LLM`` engine.
 
     Args:
@@ -162,8 +163,13 @@ class VLLMBackend:
                 on_result(i, c)  # type: ignore[arg-type]
         return out  # type: ignore[return-value]
 
+    def score_reader(self) -> TopLogprobReader:
+        """Score probabilities from the top log-probabilities of one generated token
+        (:class:`~judgerl.backends.scores.TopLogprobReader`: single-character scores)."""
+        return TopLogprobReader(self.top_logprobs, name=self.name)
+
     def top_logprobs(self, prompts: Sequence[Messages], k: int = 20) -> list[list[tuple[str, float]] | str]:
-        """See :func:`top_logprobs` (for the expected score, :mod:`judgerl.expected`)."""
+        """See :func:`top_logprobs` (for the expected score, :mod:`judgerl.judge.expected`)."""
         return top_logprobs(self, prompts, k)
 
 

@@ -8,7 +8,22 @@ from typing import List, Optional
 
 import typer
 
-from judgerl.cli.judge_options import BASE_URL_OPTION, MODEL_ARG_OPTION
+from judgerl.cli.judge_options import (
+    ANTI_HACKING_OPTION,
+    BASE_URL_OPTION,
+    BATCH_SIZE_OPTION,
+    FORCE_ANSWER_OPTION,
+    MAX_NEW_TOKENS_OPTION,
+    MODEL_ARG_OPTION,
+    PROTOCOL_ARG_OPTION,
+    SAMPLES_OPTION,
+    SEED_OPTION,
+    TEMPERATURE_OPTION,
+    TOP_P_OPTION,
+    fail,
+    judge_options,
+    protocol_option,
+)
 
 _FIELD_HELP = ("Field mapping CANONICAL=RECORD_FIELD for every input file (repeatable; dotted paths allowed): "
                "id=…, prompt=…, response=…, e.g. --field prompt=question --field response=output.")
@@ -23,28 +38,23 @@ def arena_command(
     base_url: Optional[str] = BASE_URL_OPTION,
     baseline: str = typer.Option(..., "--baseline", "-b", help="The baseline's outputs (JSONL of {id, prompt, "
                                  "response}); NAME=PATH allowed."),
-    protocol: str = typer.Option("arena", "--protocol", "-p", help="Pairwise protocol: arena (five levels), or "
-                                 "pav / pas / pavs (wins and ties only)."),
-    protocol_arg: Optional[List[str]] = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE "
-                                                     "(repeatable)."),
-    anti_hacking: bool = typer.Option(False, "--anti-hacking", help="Add the anti-hacking instruction to the judge "
-                                      "prompt."),
+    protocol: str = protocol_option("arena"),
+    protocol_arg: Optional[List[str]] = PROTOCOL_ARG_OPTION,
+    anti_hacking: bool = ANTI_HACKING_OPTION,
     field: Optional[List[str]] = typer.Option(None, "--field", help=_FIELD_HELP),
     round_robin: bool = typer.Option(False, "--round-robin", help="Also judge every pair of systems (a joint "
                                      "Bradley-Terry ranking; k(k-1)/2 more series)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the baseline's first N prompts."),
     strong_weight: float = typer.Option(3.0, "--strong-weight", min=1.0, help="Games a strong win/loss counts as "
                                         "(Arena-Hard-Auto: 3)."),
-    samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judgment samples per prompt and order."),
-    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature "
-                                                "(default: 0 for one sample, 0.7 for several)."),
-    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass."),
-    max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per judgment."),
-    force_answer: bool = typer.Option(False, "--force-answer", help="Prefill the answer tag when a judgment ends "
-                                      "without its final answer."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the orders, sampling and bootstrap."),
+    samples: int = SAMPLES_OPTION,
+    temperature: Optional[float] = TEMPERATURE_OPTION,
+    top_p: float = TOP_P_OPTION,
+    max_new_tokens: int = MAX_NEW_TOKENS_OPTION,
+    force_answer: bool = FORCE_ANSWER_OPTION,
+    seed: int = SEED_OPTION,
     n_bootstrap: int = typer.Option(1000, "--bootstrap", min=1, help="Bootstrap rounds of the CIs."),
-    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Judgments per backend call and durable write."),
+    batch_size: int = BATCH_SIZE_OPTION,
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (leaderboard.md, leaderboard.png, "
                              "summary.json, games/)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Discard previous results instead of resuming."),
@@ -59,11 +69,11 @@ def arena_command(
 
     from judgerl.arena import load_system, run_arena
     from judgerl.cli.data_cmd import parse_field_options
-    from judgerl.cli.judge_options import make_judge, make_params, make_protocol
     from judgerl.eval import RunConfigMismatch
 
-    proto = make_protocol(protocol, protocol_arg, anti_hacking)
-    params = make_params(max_new_tokens, temperature, top_p, samples)
+    opts = judge_options(judge, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg,
+                         anti_hacking=anti_hacking, samples=samples, temperature=temperature, top_p=top_p,
+                         max_new_tokens=max_new_tokens, seed=seed, force_answer=force_answer, batch_size=batch_size)
     fmap = parse_field_options(field)
     base = load_system(baseline, fmap, require_prompt=True)
     if limit is not None:
@@ -71,16 +81,14 @@ def arena_command(
         base = replace(base, responses={k: base.responses[k] for k in keep}, prompts={k: base.prompts[k] for k in keep},
                        locations={k: base.locations[k] for k in keep})
     loaded = [load_system(s, fmap) for s in systems]
-    j = make_judge(judge, proto, params, force_answer=force_answer, seed=seed,
-                        model_arg=model_arg, base_url=base_url)
+    j = opts.make_judge()
     info = {"model_arg": judge, "baseline": base.path, "systems": [s.path for s in loaded], "limit": limit}
     try:
         summary = run_arena(j, base, loaded, out, round_robin=round_robin, samples=samples, batch_size=batch_size,
                             resume=not overwrite, progress=progress, n_bootstrap=n_bootstrap,
                             strong_weight=strong_weight, info=info)
     except RunConfigMismatch as e:
-        typer.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from e
+        fail(e)
     except KeyboardInterrupt:
         typer.echo(f"\ninterrupted: finished judgments are saved in {out}; run the same command to resume", err=True)
         raise SystemExit(130) from None

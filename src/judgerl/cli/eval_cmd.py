@@ -2,60 +2,32 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
 
-from judgerl.cli.judge_options import BASE_URL_OPTION, MODEL_ARG_OPTION
-
-
-class ToolsChoice(str, Enum):
-    none = "none"
-    python = "python"
-
-
-def parse_protocol_args(items: List[str] | None) -> dict[str, Any]:
-    """Parse repeated ``KEY=VALUE`` options into protocol kwargs (values read as YAML scalars).
-
-    Raises:
-        ValueError: an item without ``=`` or with an empty key.
-    """
-    import yaml
-
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--protocol-arg: expected KEY=VALUE, got {item!r}")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
-
-
-def open_sandbox(tools: bool, unsafe: bool) -> Any:
-    """The sandbox for ``--tools python`` (None without tools), refusing the unsafe fallback unless
-    ``unsafe`` or ``JUDGERL_UNSAFE_SANDBOX=1``; exits 2 with one line when it cannot run code."""
-    if not tools:
-        return None
-    from judgerl.tools import SandboxError, get_sandbox
-
-    try:
-        return get_sandbox(allow_unsafe=unsafe)
-    except SandboxError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from e
-
-
-def print_runtime(backend: Any = None) -> None:
-    """``--verbose``: the OpenMP wait policy and thread count (:func:`judgerl.runtime.describe_runtime`)
-    and, for backends that describe themselves (hf), their dtype, engine and prefix cache, on stderr."""
-    from judgerl.runtime import describe_runtime
-
-    typer.echo(describe_runtime(), err=True)
-    describe = getattr(backend, "describe", None)
-    if callable(describe):
-        typer.echo(describe(), err=True)
+from judgerl.cli.judge_options import (
+    BASE_URL_OPTION,
+    BATCH_SIZE_OPTION,
+    FORCE_ANSWER_OPTION,
+    MAX_NEW_TOKENS_OPTION,
+    MAX_TOOL_ROUNDS_OPTION,
+    MODEL_ARG_OPTION,
+    PROTOCOL_ARG_OPTION,
+    SAMPLES_OPTION,
+    SEED_OPTION,
+    TEMPERATURE_OPTION,
+    TOOLS_OPTION,
+    TOP_P_OPTION,
+    UNSAFE_SANDBOX_OPTION,
+    ToolsChoice,
+    fail,
+    judge_options,
+    open_sandbox,
+    print_runtime,
+    protocol_option,
+)
 
 
 def eval_command(
@@ -73,37 +45,26 @@ def eval_command(
     field: Optional[List[str]] = typer.Option(None, "--field", help="Field mapping for generic JSON/JSONL data: "
                                               "CANONICAL=RECORD_FIELD, e.g. --field prompt=question "
                                               "--field chosen=good (repeatable)."),
-    protocol: str = typer.Option("pav", "--protocol", "-p", help="Judge protocol: pav, pas, pavs, pos, listwise."),
-    protocol_arg: Optional[List[str]] = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE "
-                                                     "(repeatable), e.g. max_score=9 or mode=rank."),
-    samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judgment samples per pair and order "
-                                "(majority vote / mean score)."),
-    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature "
-                                                "(default: 0 for one sample, 0.7 for several)."),
-    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass."),
-    max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per generation (per round "
-                                       "with tools)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for candidate order and sampling."),
+    protocol: str = protocol_option("pav"),
+    protocol_arg: Optional[List[str]] = PROTOCOL_ARG_OPTION,
+    samples: int = SAMPLES_OPTION,
+    temperature: Optional[float] = TEMPERATURE_OPTION,
+    top_p: float = TOP_P_OPTION,
+    max_new_tokens: int = MAX_NEW_TOKENS_OPTION,
+    seed: int = SEED_OPTION,
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use only the first N pairs."),
-    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Judgments per judge call (the backend "
-                                    "batches inside it; finished judgments leave the decode batch and queued ones "
-                                    "join). Changes speed, never the results."),
+    batch_size: int = BATCH_SIZE_OPTION,
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (judgments.jsonl, summary.json, "
                              "report.md)."),
-    tools: ToolsChoice = typer.Option(ToolsChoice.none, "--tools", help="Let the judge run python code "
-                                      "(TIR loop)."),
-    max_tool_rounds: int = typer.Option(3, "--max-tool-rounds", min=0, help="Most code executions per judgment."),
+    tools: ToolsChoice = TOOLS_OPTION,
+    max_tool_rounds: int = MAX_TOOL_ROUNDS_OPTION,
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed data records instead of "
                                       "failing."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Discard previous results in --out instead of "
                                    "resuming."),
     save_messages: bool = typer.Option(False, "--save-messages", help="Store full prompts in judgments.jsonl."),
-    force_answer: bool = typer.Option(False, "--force-answer", help="When a judgment ends without its final "
-                                      "answer, prefill the answer tag and generate a few tokens (marked and "
-                                      "counted as forced_answer_rate; for small/untrained judges)."),
-    unsafe_sandbox: bool = typer.Option(False, "--unsafe-sandbox", help="With --tools python where bubblewrap "
-                                        "is missing: run model-written code in the fallback executor, which is "
-                                        "NOT a security boundary (or set JUDGERL_UNSAFE_SANDBOX=1)."),
+    force_answer: bool = FORCE_ANSWER_OPTION,
+    unsafe_sandbox: bool = UNSAFE_SANDBOX_OPTION,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress on stderr: tokens "
                                   "generated of the expected total with the time left from the token rate, "
                                   "judgments started and finished, running accuracy and invalid count."),
@@ -114,56 +75,40 @@ def eval_command(
 
     Re-running the same command resumes an interrupted run.
     """
-    from judgerl.backends import SamplingParams, load_backend
     from judgerl.data import DataFormatError, load_pairs
     from judgerl.eval import RunConfigMismatch, run_eval
-    from judgerl.judge import Judge
-    from judgerl.protocols import get_protocol
 
-    try:
-        proto = get_protocol(protocol, **parse_protocol_args(protocol_arg))
-    except (ValueError, TypeError) as e:
-        typer.echo(f"error: --protocol {protocol}: {e}", err=True)
-        raise SystemExit(2) from e
+    opts = judge_options(model, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg,
+                         samples=samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+                         seed=seed, force_answer=force_answer, tools=tools, max_tool_rounds=max_tool_rounds,
+                         unsafe_sandbox=unsafe_sandbox, batch_size=batch_size)
     try:
         from judgerl.cli.data_cmd import parse_field_options, parse_label_map
 
         loaded = load_pairs(data, format=format, field_map=parse_field_options(field), skip_invalid=skip_invalid,
                             limit=limit, split=split, config=data_config, label_map=parse_label_map(label_map))
     except (DataFormatError, OSError, ValueError) as e:
-        typer.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from e
+        fail(e)
     if loaded.notice:
         typer.echo(loaded.notice, err=True)
     if loaded.n_skipped:
         typer.echo(f"skipped {loaded.n_skipped} invalid records in {data}", err=True)
     if not loaded.pairs:
-        typer.echo(f"error: no pairs loaded from {data}", err=True)
-        raise SystemExit(2)
-    temp = temperature if temperature is not None else (0.0 if samples == 1 else 0.7)
-    try:
-        params = SamplingParams(max_new_tokens=max_new_tokens, temperature=temp, top_p=top_p)
-    except ValueError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from e
-    sandbox = open_sandbox(tools is ToolsChoice.python, unsafe_sandbox)
-    from judgerl.cli.judge_options import load_judge_backend
-
-    backend = load_judge_backend(model, model_arg, base_url)
+        fail(f"no pairs loaded from {data}")
+    sandbox = open_sandbox(opts)
+    backend = opts.make_backend()
     if verbose:
         print_runtime(backend)
-    judge = Judge(proto, backend, params, sandbox=sandbox, max_tool_rounds=max_tool_rounds,
-                  force_answer=force_answer, seed=seed)
+    judge = opts.make_judge(backend, sandbox=sandbox)
     info = {"data": str(Path(data).resolve()), "format": loaded.format, "limit": limit, "model_arg": model,
             "n_skipped_records": loaded.n_skipped}
     try:
         summary = run_eval(
-            judge, loaded.pairs, out, samples=samples, resume=not overwrite, progress=progress,
-            batch_size=batch_size, save_messages=save_messages, info=info,
+            judge, loaded.pairs, out, samples=opts.samples, resume=not overwrite, progress=progress,
+            batch_size=opts.batch_size, save_messages=save_messages, info=info,
         )
     except RunConfigMismatch as e:
-        typer.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from e
+        fail(e)
     except KeyboardInterrupt:
         typer.echo(f"\ninterrupted: finished judgments are saved in {out}; run the same command to resume",
                    err=True)

@@ -1,15 +1,30 @@
-"""Building a :class:`~judgerl.judge.Judge` from command-line options, shared by eval, serve, label, probe and
-arena: the backend options (``--model-arg KEY=VALUE``, ``--base-url``), the protocol, the sampling parameters.
+"""The judge options every command that runs a judge shares (eval, serve, label, probe, arena): one
+typer option object per option, one set of defaults (:mod:`judgerl.judge.defaults`), and
+:func:`judge_options` turning a command's values into a :class:`~judgerl.judge.options.JudgeOptions`.
 
-Each command declares the shared options with the same objects (``model_arg: Optional[List[str]] =
-MODEL_ARG_OPTION``), so their names and help read the same everywhere.
+Each command declares the shared options with the same objects (``max_new_tokens: int =
+MAX_NEW_TOKENS_OPTION``), so their names, defaults and help read the same everywhere (the layout of
+inspect_ai's ``_cli/common.py``). Errors in these options end the command with one line and exit 2.
 """
 
 from __future__ import annotations
 
-from typing import Any, List
+from enum import Enum
+from typing import Any, List, NoReturn
 
 import typer
+
+from judgerl.judge.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_NEW_TOKENS, SAMPLING_TEMPERATURE
+from judgerl.judge.options import JudgeOptions
+from judgerl.protocols import PROTOCOLS
+from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
+
+
+class ToolsChoice(str, Enum):
+    """``--tools``: ``none`` or ``python`` (the TIR tool loop in the sandbox)."""
+
+    none = "none"
+    python = "python"
 
 
 #: ``--model-arg KEY=VALUE`` (repeatable): keyword arguments of the backend's constructor.
@@ -17,11 +32,72 @@ MODEL_ARG_OPTION: Any = typer.Option(
     None, "--model-arg", help="Backend option KEY=VALUE (repeatable; values read as YAML scalars), passed to the "
     "backend: vllm/ e.g. tensor_parallel_size=8 dtype=bfloat16 max_model_len=32768 gpu_memory_utilization=0.85; "
     "hf/ e.g. dtype=bfloat16 batch_size=32; openai/ e.g. max_concurrency=32.")
-
 #: ``--base-url URL``: the endpoint of an ``openai/<model>`` judge.
 BASE_URL_OPTION: Any = typer.Option(
     None, "--base-url", help="Endpoint of an openai/<model> judge, e.g. http://gpu-box:8000/v1 (default: "
     "$OPENAI_BASE_URL).")
+#: The protocols ``--protocol`` takes (every registered one, ``arena`` included).
+PROTOCOL_NAMES = ", ".join(PROTOCOLS)
+
+
+def protocol_option(default: str) -> Any:
+    """``--protocol/-p`` with a command's default (eval and serve ``pav``, probe ``pos``, arena ``arena``)."""
+    return typer.Option(default, "--protocol", "-p", help=f"Judge protocol: {PROTOCOL_NAMES} (see "
+                        "judgerl.protocols).")
+
+
+PROTOCOL_ARG_OPTION: Any = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE (repeatable), e.g. "
+                                        "max_score=9 or mode=rank.")
+ANTI_HACKING_OPTION: Any = typer.Option(False, "--anti-hacking", help="Add the anti-hacking instruction to the "
+                                        "judge prompt (protocol option anti_hacking=true).")
+SAMPLES_OPTION: Any = typer.Option(1, "--samples", "-n", min=1, help="Judgment samples per item (majority vote / "
+                                   "mean score).")
+TEMPERATURE_OPTION: Any = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature (default: 0 for "
+                                       f"one sample, {SAMPLING_TEMPERATURE} for several).")
+TOP_P_OPTION: Any = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass.")
+MAX_NEW_TOKENS_OPTION: Any = typer.Option(DEFAULT_MAX_NEW_TOKENS, "--max-new-tokens", min=1, help="Tokens per "
+                                          "generation (per round with tools).")
+SEED_OPTION: Any = typer.Option(0, "--seed", help="Base seed: every sample's seed is derived from it and the "
+                                "item (and, where a command draws or orders items, of that draw).")
+FORCE_ANSWER_OPTION: Any = typer.Option(False, "--force-answer", help="When a judgment ends without its final "
+                                        "answer, prefill the answer tag and generate a few tokens (marked and "
+                                        "counted as forced; for small/untrained judges).")
+TOOLS_OPTION: Any = typer.Option(ToolsChoice.none, "--tools", help="Let the judge run python code (TIR loop).")
+MAX_TOOL_ROUNDS_OPTION: Any = typer.Option(MAX_TOOL_ROUNDS, "--max-tool-rounds", min=0, help="Most code executions "
+                                           "per judgment (the judge prompt states this budget).")
+UNSAFE_SANDBOX_OPTION: Any = typer.Option(False, "--unsafe-sandbox", help="With --tools python where bubblewrap is "
+                                          "missing: run model-written code in the fallback executor, which is NOT a "
+                                          "security boundary (or set JUDGERL_UNSAFE_SANDBOX=1).")
+BATCH_SIZE_OPTION: Any = typer.Option(DEFAULT_BATCH_SIZE, "--batch-size", min=1, help="Judgments per judge call "
+                                      "(the backend batches inside it) and per durable write. Changes speed, never "
+                                      "the results.")
+
+
+def fail(message: object) -> NoReturn:
+    """End the command: ``error: <message>`` on stderr, exit 2."""
+    typer.echo(f"error: {message}", err=True)
+    raise SystemExit(2)
+
+
+def parse_key_values(items: List[str] | None, flag: str = "--protocol-arg") -> dict[str, Any]:
+    """Parse repeated ``KEY=VALUE`` options into keyword arguments (values read as YAML scalars).
+
+    Raises:
+        ValueError: an item without ``=`` or with an empty key (names ``flag``).
+    """
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{flag}: expected KEY=VALUE, got {item!r}")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+#: The name other modules and the tests know.
+parse_protocol_args = parse_key_values
 
 
 def backend_kwargs(model: str, model_arg: List[str] | None, base_url: str | None) -> dict[str, Any]:
@@ -30,17 +106,7 @@ def backend_kwargs(model: str, model_arg: List[str] | None, base_url: str | None
     Raises:
         ValueError: a malformed ``KEY=VALUE``, or ``--base-url`` with a model that is not ``openai/...``.
     """
-    from judgerl.cli.eval_cmd import parse_protocol_args
-
-    try:
-        kwargs = parse_protocol_args(model_arg)
-    except ValueError as e:
-        raise ValueError(str(e).replace("--protocol-arg", "--model-arg")) from e
-    if base_url is not None:
-        if not model.startswith("openai/"):
-            raise ValueError(f"--base-url only applies to openai/<model> judges, not {model!r}")
-        kwargs["base_url"] = base_url
-    return kwargs
+    return JudgeOptions(model, model_args=parse_key_values(model_arg, "--model-arg"), base_url=base_url).backend_kwargs()
 
 
 def load_judge_backend(model: str, model_arg: List[str] | None = None, base_url: str | None = None,
@@ -51,46 +117,59 @@ def load_judge_backend(model: str, model_arg: List[str] | None = None, base_url:
         ValueError: bad options, or an option the backend does not take (names it and the model).
         ImportError: the provider's extra is not installed.
     """
-    from judgerl.backends import load_backend
+    return JudgeOptions(model, model_args=parse_key_values(model_arg, "--model-arg"),
+                        base_url=base_url).make_backend(**extra)
 
-    kwargs = backend_kwargs(model, model_arg, base_url) | extra
+
+def judge_options(model: str, *, model_arg: List[str] | None = None, base_url: str | None = None,
+                  protocol: str = "pav", protocol_arg: List[str] | None = None, anti_hacking: bool = False,
+                  samples: int = 1, temperature: float | None = None, top_p: float = 1.0,
+                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, seed: int = 0, force_answer: bool = False,
+                  tools: ToolsChoice | str = ToolsChoice.none, max_tool_rounds: int = MAX_TOOL_ROUNDS,
+                  unsafe_sandbox: bool = False, batch_size: int = DEFAULT_BATCH_SIZE) -> JudgeOptions:
+    """The :class:`JudgeOptions` of a command's shared option values; exits 2 with one line on a bad
+    ``KEY=VALUE``, ``--base-url``, ``--tools`` value or protocol (checked here, before any model loads)."""
+    tools_value = tools.value if isinstance(tools, ToolsChoice) else str(tools)
+    if tools_value not in ("none", "python"):
+        fail(f"--tools must be 'none' or 'python', got {tools_value!r}")
     try:
-        return load_backend(model, **kwargs)
-    except TypeError as e:  # an unknown keyword for this backend's constructor
-        raise ValueError(f"--model-arg for {model}: {e}") from e
-
-
-def make_protocol(protocol: str, protocol_arg: List[str] | None, anti_hacking: bool) -> Any:
-    """``get_protocol(protocol, **--protocol-arg)``, with ``anti_hacking=True`` when the flag is set;
-    exits 2 with one line on a bad name or option."""
-    from judgerl.cli.eval_cmd import parse_protocol_args
-    from judgerl.protocols import get_protocol
-
-    try:
-        kwargs = parse_protocol_args(protocol_arg)
-        if anti_hacking:
-            kwargs["anti_hacking"] = True
-        return get_protocol(protocol, **kwargs)
-    except (ValueError, TypeError) as e:
-        typer.echo(f"error: --protocol {protocol}: {e}", err=True)
-        raise SystemExit(2) from e
-
-
-def make_params(max_new_tokens: int, temperature: float | None, top_p: float, samples: int) -> Any:
-    """Sampling parameters (temperature default: 0 for one sample, 0.7 for several); exits 2 on bad values."""
-    from judgerl.backends import SamplingParams
-
-    temp = temperature if temperature is not None else (0.0 if samples == 1 else 0.7)
-    try:
-        return SamplingParams(max_new_tokens=max_new_tokens, temperature=temp, top_p=top_p)
+        opts = JudgeOptions(model, model_args=parse_key_values(model_arg, "--model-arg"), base_url=base_url,
+                            protocol=protocol, protocol_args=parse_key_values(protocol_arg), anti_hacking=anti_hacking,
+                            samples=samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+                            seed=seed, force_answer=force_answer, tools=tools_value == "python",
+                            max_tool_rounds=max_tool_rounds, unsafe_sandbox=unsafe_sandbox, batch_size=batch_size)
+        opts.params()
     except ValueError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from e
+        fail(e)
+    try:
+        opts.make_protocol()
+    except (ValueError, TypeError) as e:
+        fail(f"--protocol {protocol}: {e}")
+    return opts
 
 
-def make_judge(model: str, protocol: Any, params: Any, *, force_answer: bool, seed: int,
-               model_arg: List[str] | None = None, base_url: str | None = None) -> Any:
-    """A judge on :func:`load_judge_backend` (no tools)."""
-    from judgerl.judge import Judge
+def open_sandbox(opts: JudgeOptions) -> Any:
+    """The sandbox of ``--tools python`` (None without tools); exits 2 with one line when it cannot run
+    code (the unsafe fallback is refused unless ``--unsafe-sandbox`` or ``JUDGERL_UNSAFE_SANDBOX=1``)."""
+    from judgerl.tools import SandboxError
 
-    return Judge(protocol, load_judge_backend(model, model_arg, base_url), params, force_answer=force_answer, seed=seed)
+    try:
+        return opts.make_sandbox()
+    except SandboxError as e:
+        fail(e)
+
+
+def print_runtime(backend: Any = None) -> None:
+    """``--verbose``: the OpenMP wait policy and thread count (:func:`judgerl.backends.runtime.describe_runtime`)
+    and, for backends that describe themselves (hf), their dtype, engine and prefix cache, on stderr."""
+    from judgerl.backends.runtime import describe_runtime
+
+    typer.echo(describe_runtime(), err=True)
+    describe = getattr(backend, "describe", None)
+    if callable(describe):
+        typer.echo(describe(), err=True)
+
+
+__all__ = ["BASE_URL_OPTION", "MODEL_ARG_OPTION", "JudgeOptions", "ToolsChoice", "backend_kwargs", "fail",
+           "judge_options", "load_judge_backend", "open_sandbox", "parse_key_values", "parse_protocol_args",
+           "print_runtime", "protocol_option"]

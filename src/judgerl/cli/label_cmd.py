@@ -8,7 +8,18 @@ from typing import List, Optional
 
 import typer
 
-from judgerl.cli.judge_options import BASE_URL_OPTION, MODEL_ARG_OPTION
+from judgerl.cli.judge_options import (
+    BASE_URL_OPTION,
+    BATCH_SIZE_OPTION,
+    FORCE_ANSWER_OPTION,
+    MAX_NEW_TOKENS_OPTION,
+    MODEL_ARG_OPTION,
+    SAMPLES_OPTION,
+    SEED_OPTION,
+    TEMPERATURE_OPTION,
+    fail,
+    judge_options,
+)
 
 
 def label_command(
@@ -24,16 +35,14 @@ def label_command(
                                               "response (dotted paths allowed; repeatable)."),
     score_mode: str = typer.Option("parsed", "--score-mode", help="LLM judges: parsed (the written score), mean "
                                    "(of --samples judgments) or expected (probability-weighted, needs logprobs)."),
-    samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judgments per record (mean / expected)."),
-    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature "
-                                                "(default 0 for one sample, 0.7 for several)."),
-    max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per judgment."),
-    force_answer: bool = typer.Option(False, "--force-answer", help="Prefill the score tag when a judgment ends "
-                                      "without it."),
-    seed: int = typer.Option(0, "--seed", help="Sampling seed."),
+    samples: int = SAMPLES_OPTION,
+    temperature: Optional[float] = TEMPERATURE_OPTION,
+    max_new_tokens: int = MAX_NEW_TOKENS_OPTION,
+    force_answer: bool = FORCE_ANSWER_OPTION,
+    seed: int = SEED_OPTION,
     ifeval_data: Optional[Path] = typer.Option(None, "--ifeval-data", help="--judge ifeval: the IFEval prompts "
                                                "(input_data.jsonl)."),
-    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Records per judge call and durable write."),
+    batch_size: int = BATCH_SIZE_OPTION,
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Label only the first N records."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip malformed records instead of failing."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Discard labels in --out instead of resuming."),
@@ -43,11 +52,11 @@ def label_command(
     import json
 
     from judgerl.cli.data_cmd import parse_field_options
-    from judgerl.cli.judge_options import backend_kwargs
     from judgerl.eval.store import RunConfigMismatch
-    from judgerl.expected import ExpectedScoreUnavailable
-    from judgerl.label import load_label_records, run_label
-    from judgerl.scoring import load_scorer, parse_scale
+    from judgerl.judge.expected import ExpectedScoreUnavailable
+    from judgerl.gold.label import load_label_records, run_label
+    from judgerl.gold.scorer import load_scorer
+    from judgerl.judge.scorer import parse_scale
 
     fmap = parse_field_options(field) if field else None
     records, errors = load_label_records(data, fmap, skip_invalid=skip_invalid)
@@ -58,21 +67,21 @@ def label_command(
     if not records:
         typer.echo(f"error: no records in {data}", err=True)
         raise SystemExit(2)
+    opts = judge_options(judge, model_arg=model_arg, base_url=base_url, protocol="pos", samples=samples,
+                         temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, force_answer=force_answer,
+                         batch_size=batch_size)
     try:
-        scorer = load_scorer(judge, scale=parse_scale(scale), mode=score_mode, samples=samples,
-                             max_new_tokens=max_new_tokens, temperature=temperature, force_answer=force_answer,
-                             seed=seed, ifeval_data=str(ifeval_data) if ifeval_data else None,
-                             backend_kwargs=backend_kwargs(judge, model_arg, base_url))
+        scorer = load_scorer(judge, scale=parse_scale(scale), mode=score_mode, options=opts,
+                             ifeval_data=str(ifeval_data) if ifeval_data else None)
     except ExpectedScoreUnavailable as e:
-        typer.echo(f"error: --score-mode expected: {e}", err=True)
-        raise SystemExit(2) from e
+        fail(f"--score-mode expected: {e}")
     info = {"data": str(Path(data).resolve()), "limit": limit, "judge_arg": judge}
 
     def progress(done: int, total: int) -> None:
         typer.echo(f"labelled {done}/{total}", err=True)
 
     try:
-        summary = run_label(scorer, records, out, resume=not overwrite, batch_size=batch_size, info=info,
+        summary = run_label(scorer, records, out, resume=not overwrite, batch_size=opts.batch_size, info=info,
                             on_batch=progress)
     except RunConfigMismatch as e:
         typer.echo(f"error: {e}", err=True)
@@ -93,7 +102,7 @@ def agree_command(
     """Agreement with the gold labels: Krippendorff's alpha, Pearson, Spearman, invalid rate, MAE."""
     import json
 
-    from judgerl.agreement import agreement_report, format_agreement
+    from judgerl.gold.agreement import agreement_report, format_agreement
 
     judges = {}
     for item in judge:

@@ -10,7 +10,22 @@ from typing import List, Optional
 
 import typer
 
-from judgerl.cli.judge_options import BASE_URL_OPTION, MODEL_ARG_OPTION
+from judgerl.cli.judge_options import (
+    ANTI_HACKING_OPTION,
+    BASE_URL_OPTION,
+    BATCH_SIZE_OPTION,
+    FORCE_ANSWER_OPTION,
+    MAX_NEW_TOKENS_OPTION,
+    MODEL_ARG_OPTION,
+    PROTOCOL_ARG_OPTION,
+    SAMPLES_OPTION,
+    SEED_OPTION,
+    TEMPERATURE_OPTION,
+    TOP_P_OPTION,
+    fail,
+    judge_options,
+    protocol_option,
+)
 
 
 class Combine(str, Enum):
@@ -29,12 +44,9 @@ def probe_command(
     base_url: Optional[str] = BASE_URL_OPTION,
     combine: Combine = typer.Option(Combine.mean, "--combine", help="How an ensemble (several --judge) combines: "
                                     "mean or min."),
-    protocol: str = typer.Option("pos", "--protocol", "-p", help="Pointwise or pairwise protocol: pos, pav, pas, "
-                                 "pavs, arena."),
-    protocol_arg: Optional[List[str]] = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE "
-                                                     "(repeatable), e.g. max_score=9."),
-    anti_hacking: bool = typer.Option(False, "--anti-hacking", help="Add the anti-hacking instruction to the judge "
-                                      "prompt (protocol option anti_hacking=true)."),
+    protocol: str = protocol_option("pos"),
+    protocol_arg: Optional[List[str]] = PROTOCOL_ARG_OPTION,
+    anti_hacking: bool = ANTI_HACKING_OPTION,
     data_dir: Path = typer.Option(None, "--data-dir", help="Folder with ifeval/, gsm8k/, llmbar/ (default: "
                                   "$JUDGERL_SHARED_DATA or ../shared/data).", show_default=False),
     sources: str = typer.Option("ifeval,gsm8k,llmbar", "--sources", help="Comma-separated prompt sources."),
@@ -47,15 +59,13 @@ def probe_command(
                               "note_to_evaluator, hacking_pattern."),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Pointwise pass threshold (default: the "
                                               "midpoint of the score scale)."),
-    samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judgment samples per probe (voting)."),
-    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature "
-                                                "(default: 0 for one sample, 0.7 for several)."),
-    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass."),
-    max_new_tokens: int = typer.Option(256, "--max-new-tokens", min=1, help="Tokens per judgment."),
-    force_answer: bool = typer.Option(False, "--force-answer", help="Prefill the answer tag when a judgment ends "
-                                      "without its final answer."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the prompt draw and sampling."),
-    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Judgments per backend call and durable write."),
+    samples: int = SAMPLES_OPTION,
+    temperature: Optional[float] = TEMPERATURE_OPTION,
+    top_p: float = TOP_P_OPTION,
+    max_new_tokens: int = MAX_NEW_TOKENS_OPTION,
+    force_answer: bool = FORCE_ANSWER_OPTION,
+    seed: int = SEED_OPTION,
+    batch_size: int = BATCH_SIZE_OPTION,
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (judgments.jsonl, summary.json, report.md, "
                              "probe_pass_rates.png)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Discard previous results in --out instead of resuming."),
@@ -67,13 +77,14 @@ def probe_command(
     policies, fake end markers, self-evaluations). Guards are off: the probe measures the judge itself.
     Re-running the same command resumes.
     """
-    from judgerl.cli.judge_options import make_judge, make_params, make_protocol
-    from judgerl.ensemble import JudgeEnsemble
+    from judgerl.judge.ensemble import JudgeEnsemble
     from judgerl.eval import RunConfigMismatch
     from judgerl.probe import hack_probes, load_probe_prompts, load_prompts_file, master_key_probes, run_probe
 
-    proto = make_protocol(protocol, protocol_arg, anti_hacking)
-    params = make_params(max_new_tokens, temperature, top_p, samples)
+    options = [judge_options(m, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg,
+                             anti_hacking=anti_hacking, samples=samples, temperature=temperature, top_p=top_p,
+                             max_new_tokens=max_new_tokens, seed=seed, force_answer=force_answer,
+                             batch_size=batch_size) for m in judge]
     probes = master_key_probes() if keys else []
     if hacks.strip() != "none":
         probes += hack_probes(None if hacks.strip() == "all" else [h.strip() for h in hacks.split(",") if h.strip()])
@@ -86,8 +97,7 @@ def probe_command(
         root = data_dir if data_dir is not None else _default_data_dir()
         items = load_probe_prompts(root, [s.strip() for s in sources.split(",") if s.strip()], n_per_source, seed)
         data_info = str(root)
-    judges = [make_judge(m, proto, params, force_answer=force_answer, seed=seed,
-                        model_arg=model_arg, base_url=base_url) for m in judge]
+    judges = [o.make_judge() for o in options]
     j = judges[0] if len(judges) == 1 else JudgeEnsemble(judges, combine=combine.value)
     info = {"data": data_info, "sources": sources if prompts is None else None, "n_per_source": n_per_source,
             "models": list(judge)}
@@ -95,8 +105,7 @@ def probe_command(
         summary = run_probe(j, items, out, probes=probes, threshold=threshold, samples=samples,
                             batch_size=batch_size, resume=not overwrite, progress=progress, info=info)
     except RunConfigMismatch as e:
-        typer.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from e
+        fail(e)
     except KeyboardInterrupt:
         typer.echo(f"\ninterrupted: finished judgments are saved in {out}; run the same command to resume", err=True)
         raise SystemExit(130) from None

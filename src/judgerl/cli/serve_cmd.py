@@ -6,16 +6,33 @@ from typing import List, Optional
 
 import typer
 
-from judgerl.cli.judge_options import BASE_URL_OPTION, MODEL_ARG_OPTION
+from judgerl.cli.judge_options import (
+    BASE_URL_OPTION,
+    FORCE_ANSWER_OPTION,
+    MAX_NEW_TOKENS_OPTION,
+    MAX_TOOL_ROUNDS_OPTION,
+    MODEL_ARG_OPTION,
+    PROTOCOL_ARG_OPTION,
+    SAMPLES_OPTION,
+    SEED_OPTION,
+    TEMPERATURE_OPTION,
+    TOOLS_OPTION,
+    TOP_P_OPTION,
+    UNSAFE_SANDBOX_OPTION,
+    ToolsChoice,
+    fail,
+    judge_options,
+    open_sandbox,
+    print_runtime,
+    protocol_option,
+)
 
 
 def serve_command(
     model: str = typer.Option(..., "--model", "-m", help="Judge model: smollm2-135m, hf/<path>, openai/<model>, "
                               "vllm/<path>, or a local directory."),
-    protocol: str = typer.Option("pav", "--protocol", "-p", help="Judge protocol: pav, pas, pavs (pairwise), "
-                                 "pos (pointwise) or listwise."),
-    protocol_arg: Optional[List[str]] = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE "
-                                                     "(repeatable), e.g. max_score=9."),
+    protocol: str = protocol_option("pav"),
+    protocol_arg: Optional[List[str]] = PROTOCOL_ARG_OPTION,
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (0.0.0.0 exposes the server)."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
     base_url: Optional[str] = BASE_URL_OPTION,
@@ -24,19 +41,15 @@ def serve_command(
                                                    "directory: /get_reward strips its chat-template markers (any "
                                                    "model) from OpenRLHF queries. Default: the common families "
                                                    "(ChatML, Llama-3, Gemma, Phi-3, DeepSeek-R1, Mistral)."),
-    max_new_tokens: int = typer.Option(512, "--max-new-tokens", min=1, help="Tokens per judgment."),
-    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
-    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0, help="Nucleus sampling mass."),
-    seed: int = typer.Option(0, "--seed", help="Base sampling seed (each item's samples get seeds derived from "
-                             "it and the item's content)."),
-    tools: str = typer.Option("none", "--tools", help="'python': the judge may run code (TIR loop)."),
-    max_tool_rounds: int = typer.Option(3, "--max-tool-rounds", min=0, help="Most code executions per judgment."),
-    force_answer: bool = typer.Option(False, "--force-answer", help="Prefill the answer tag when a judgment "
-                                      "ends without its final answer."),
-    unsafe_sandbox: bool = typer.Option(False, "--unsafe-sandbox", help="With --tools python where bubblewrap "
-                                        "is missing: allow the fallback executor (NOT a security boundary)."),
-    samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judgments per item (majority vote / mean "
-                                "score); use with --temperature > 0."),
+    max_new_tokens: int = MAX_NEW_TOKENS_OPTION,
+    temperature: Optional[float] = TEMPERATURE_OPTION,
+    top_p: float = TOP_P_OPTION,
+    seed: int = SEED_OPTION,
+    tools: ToolsChoice = TOOLS_OPTION,
+    max_tool_rounds: int = MAX_TOOL_ROUNDS_OPTION,
+    force_answer: bool = FORCE_ANSWER_OPTION,
+    unsafe_sandbox: bool = UNSAFE_SANDBOX_OPTION,
+    samples: int = SAMPLES_OPTION,
     max_batch_size: int = typer.Option(32, "--max-batch-size", min=1, help="Most prompts per generation batch."),
     max_wait_ms: float = typer.Option(10.0, "--max-wait-ms", min=0.0, help="How long a batch waits to fill (ms)."),
     max_pending: int = typer.Option(4096, "--max-pending", min=1, help="Queued prompts before answering 503."),
@@ -61,16 +74,12 @@ def serve_command(
     (OpenRLHF), /health."""
     import uvicorn
 
-    from judgerl.backends import SamplingParams
-    from judgerl.cli.judge_options import backend_kwargs, load_judge_backend
-    from judgerl.cli.eval_cmd import open_sandbox, parse_protocol_args, print_runtime
-    from judgerl.judge import Judge
-    from judgerl.protocols import get_protocol
     from judgerl.serve.app import ServeConfig, create_app
 
-    if tools not in ("none", "python"):
-        typer.echo(f"error: --tools must be 'none' or 'python', got {tools!r}", err=True)
-        raise SystemExit(2)
+    opts = judge_options(model, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg,
+                         samples=samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+                         seed=seed, force_answer=force_answer, tools=tools, max_tool_rounds=max_tool_rounds,
+                         unsafe_sandbox=unsafe_sandbox)
     try:
         markup: dict = {}
         if policy_tokenizer is not None:
@@ -79,8 +88,6 @@ def serve_command(
             derived = load_policy_markup(policy_tokenizer)
             markup = {"chat_markups": (derived,),
                       "strip_tokens": tuple(dict.fromkeys(derived.end_tokens + DEFAULT_STRIP_TOKENS))}
-        proto = get_protocol(protocol, **parse_protocol_args(protocol_arg))
-        params = SamplingParams(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p)
         config = ServeConfig(
             max_batch_size=max_batch_size,
             max_wait_ms=max_wait_ms,
@@ -88,31 +95,26 @@ def serve_command(
             max_body_bytes=max_body_bytes,
             max_items=max_items,
             max_text_chars=max_text_chars,
-            samples=samples,
+            samples=opts.samples,
             invalid_reward=invalid_reward,
             pairwise_both_orders=both_orders,
             score_mode=score_mode,
             **markup,
         )
-        kwargs = backend_kwargs(model, model_arg, base_url)
     except (ValueError, TypeError) as e:
-        typer.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from e
-    if batch_size is not None:
-        kwargs["batch_size"] = batch_size
+        fail(e)
+    extra = {} if batch_size is None else {"batch_size": batch_size}
     _check_port(host, port)  # before loading a model: a taken port fails in a second, not a minute
-    sandbox = open_sandbox(tools == "python", unsafe_sandbox)
+    sandbox = open_sandbox(opts)
     try:
-        backend = load_judge_backend(model, **kwargs)
-        judge = Judge(proto, backend, params, sandbox=sandbox, max_tool_rounds=max_tool_rounds,
-                      force_answer=force_answer, seed=seed)
+        backend = opts.make_backend(**extra)
+        judge = opts.make_judge(backend, sandbox=sandbox)
         app = create_app(judge, config=config)
     except (ValueError, ImportError, FileNotFoundError) as e:
-        typer.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from e
+        fail(e)
     if verbose:
         print_runtime(backend)
-    typer.echo(f"judgerl serve: {backend.name} with protocol {proto.name} on http://{host}:{port}", err=True)
+    typer.echo(f"judgerl serve: {backend.name} with protocol {judge.protocol.name} on http://{host}:{port}", err=True)
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level)
     finally:

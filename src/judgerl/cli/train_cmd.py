@@ -10,7 +10,7 @@ import typer
 def train_command(
     config: Optional[str] = typer.Option(
         None, "--config", "-c", help="Recipe name (see --list-recipes: j1-pav, j1-pav-distill, j1-pos, j1-multitask, "
-        "tir-judge, tir-judge-distill, tir-judge-zero, score-regression) or YAML path."
+        "tir-judge, tir-judge-distill, tir-judge-zero, score-regression, policy-grpo) or YAML path."
     ),
     overrides: List[str] = typer.Option(
         [], "--set", "-s", help="Override a recipe field: key=value, dotted for sections (grpo.max_steps=2). Repeatable."
@@ -82,10 +82,10 @@ def train_command(
     if dry_run:
         typer.echo(json.dumps(cfg.to_dict(), indent=2))
         return
-    from judgerl.train.grpo import run_training
+    from judgerl.train.run import run_training
 
     if verbose:
-        from judgerl.cli.eval_cmd import print_runtime
+        from judgerl.cli.judge_options import print_runtime
 
         print_runtime()
     try:

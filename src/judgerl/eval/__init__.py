@@ -6,7 +6,7 @@
 recomputes the summary metrics from records (definitions in :mod:`judgerl.eval.metrics`).
 """
 
-from judgerl.aggregate import majority_vote
+from judgerl.judge.aggregate import majority_vote
 from judgerl.eval.intervals import bootstrap_ci, mean_ci, proportion_ci
 from judgerl.eval.metrics import RecordError, aggregate_pairs, compute_metrics
 from judgerl.eval.plan import first_order, plan_units

@@ -22,8 +22,8 @@ preference, i.e. ``gold_tie`` false; gold-tie pairs are reported separately unde
 * **judgment**: one (pair, order). With N samples its choice is the majority vote over the valid
   samples' choices (test-time scaling); a shared top count is a vote ``"tie"``; all samples invalid
   makes the judgment invalid, and so does one sample whose answer was quoted from a response
-  (``quoted_answer``: the rule of :func:`judgerl.aggregate.aggregate_decisions`, one statement of it
-  in :func:`judgerl.aggregate.voided_by_quote`). Pointwise: one judgment per pair, comparing the mean of the valid
+  (``quoted_answer``: the rule of :func:`judgerl.judge.aggregate.aggregate_decisions`, one statement of it
+  in :func:`judgerl.judge.aggregate.voided_by_quote`). Pointwise: one judgment per pair, comparing the mean of the valid
   scores of the chosen response with that of the rejected one (equal means -> ``"tie"``; a response
   with no valid score makes the judgment invalid).
 * ``accuracy``: fraction of judgments whose choice is ``"chosen"``; ties and invalid judgments
@@ -60,7 +60,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from judgerl.aggregate import majority_vote, vote_choices, voided_by_quote  # noqa: F401 (majority_vote re-exported)
+from judgerl.judge.aggregate import majority_vote, vote_choices, voided_by_quote  # noqa: F401 (majority_vote re-exported)
 from judgerl.eval.intervals import mean_ci
 
 KINDS = ("pairwise", "pointwise", "listwise")

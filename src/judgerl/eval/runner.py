@@ -37,7 +37,7 @@ from judgerl.eval.store import (
     read_judgments,
 )
 from judgerl.backends.base import reporting_progress
-from judgerl.judge import Judge, JudgeRequest, Judgment, judgment_record
+from judgerl.judge.core import Judge, Judgment, judgment_record
 from judgerl.types import Messages, PreferencePair
 
 
@@ -131,7 +131,7 @@ def run_eval(
         resume: Continue a previous run in ``out_dir`` (same configuration required); judgments
             whose generation failed there (``final: false``) are made again. False discards
             previous outputs in ``out_dir`` and starts over.
-        progress: Show progress on stderr while generating (:mod:`judgerl.progress`): tokens
+        progress: Show progress on stderr while generating (:mod:`judgerl.judge.progress`): tokens
             generated of the expected total, judgments started and finished, the running accuracy
             and invalid count, time left from the token rate; judgments only for backends that
             report no tokens.
@@ -175,7 +175,7 @@ def run_eval(
     todo = [u for u in units if u.key not in done or not done[u.key].get("final", True)]
     bar = tracker = None
     if progress:
-        from judgerl.progress import GenerationProgress, ProgressBar
+        from judgerl.judge.progress import GenerationProgress, ProgressBar
 
         tracker = GenerationProgress(len(todo), judge.params.max_new_tokens)
         bar = ProgressBar(tracker, f"eval {judge.protocol.name}", sys.stderr, resumed=len(units) - len(todo))
@@ -185,10 +185,7 @@ def run_eval(
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start : start + batch_size]
                 messages = [build(u) for u in chunk]
-                requests = [
-                    JudgeRequest(m, len(u.responses()), judge.sample_seed(u.seed_key, u.sample), tuple(u.responses()))
-                    for u, m in zip(chunk, messages)
-                ]
+                requests = [judge.request(m, u.responses(), u.seed_key, u.sample) for u, m in zip(chunk, messages)]
                 sink = _OrderedSink(chunk, writer, done, tracker)
                 judge.run(requests, on_done=lambda i, j: sink.add(i, make_record(chunk[i], judge, messages[i], j,
                                                                                   save_messages)))

@@ -5,7 +5,7 @@ turned into a pointwise 0-9 score. See ``docs/gold.md``. Importing this package 
 checking library (the ``gold`` extra) loads when a judge is built.
 """
 
-from judgerl.gold.aggregate import IFEvalSummary, aggregate
+from judgerl.gold.ifeval_summary import IFEvalSummary, aggregate
 from judgerl.gold.ifeval import (
     GoldScore,
     IFEvalGoldJudge,

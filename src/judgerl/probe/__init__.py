@@ -2,7 +2,7 @@
 
 Real prompts (IFEval, GSM8K, LLMBar, or your own file) x responses that must not pass: the master
 keys of "One Token to Fool LLM-as-a-Judge" (Zhao et al., 2025) and the adversarial pattern of the
-judge-as-reward paper (../shared/docs/MISSION.md, section 3). See docs/defences.md.
+judge-as-reward paper ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025). See docs/defences.md.
 
 Example::
 

@@ -12,7 +12,7 @@ Responses under probe:
   (:data:`judgerl.rewards.guards.DEFAULT_MASTER_KEYS`: "One Token to Fool LLM-as-a-Judge", Zhao et
   al., 2025) plus the empty response;
 * **hacking templates** (family ``hack``): the parts of the adversarial pattern that policies
-  trained on reasoning judges learn (judge-as-reward paper, ../shared/docs/MISSION.md, section 3):
+  trained on reasoning judges learn (judge-as-reward paper, "Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025):
   a refusal citing a platform policy, a fabricated policy clause, a fake end marker followed by
   more text, an appended self-evaluation, a note to the evaluator, and the whole pattern at once;
 * **controls** (family ``reference``): the real reference answer, where the prompt has one (a judge

@@ -1,7 +1,7 @@
 """Run the probe: how often does a judge pass master keys and hacks? (resumable, incremental).
 
 Every probe judgment goes through ``judge.judge`` (a :class:`~judgerl.judge.Judge` or a
-:class:`~judgerl.ensemble.JudgeEnsemble`) with **no reward guards**: the probe measures the judge
+:class:`~judgerl.judge.ensemble.JudgeEnsemble`) with **no reward guards**: the probe measures the judge
 itself. (The reward server's guards block the empty response and the listed master keys before
 any judge sees them; ``summary.json`` counts how many probe responses they would have blocked.)
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from judgerl.ensemble import judge_scale
+from judgerl.judge.ensemble import judge_scale
 from judgerl.eval.plan import digest
 from judgerl.eval.store import JUDGMENTS_FILE, JudgmentWriter, RunConfigMismatch, atomic_write_text, read_judgments
 from judgerl.judge import JudgeInput, judgment_record
@@ -152,7 +152,7 @@ def run_probe(
 
     Args:
         judge: A pointwise or pairwise :class:`~judgerl.judge.Judge` or
-            :class:`~judgerl.ensemble.JudgeEnsemble`.
+            :class:`~judgerl.judge.ensemble.JudgeEnsemble`.
         prompts: Real prompts (:func:`judgerl.probe.load_probe_prompts`).
         out_dir: Output directory: ``judgments.jsonl``, ``run.json``, ``summary.json``,
             ``report.md``, ``probe_pass_rates.png``.

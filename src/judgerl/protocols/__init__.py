@@ -34,6 +34,7 @@ from judgerl.protocols.listwise import Listwise
 from judgerl.protocols.pairwise import PaS, PaV, PaVS
 from judgerl.protocols.parsing import INVALID_REASONS
 from judgerl.protocols.pointwise import PoS
+from judgerl.text.untrusted import control_tags
 
 #: Canonical (lower-case) protocol names -> classes.
 PROTOCOLS: dict[str, type[JudgeProtocol]] = {
@@ -44,6 +45,10 @@ PROTOCOLS: dict[str, type[JudgeProtocol]] = {
     "listwise": Listwise,
     "arena": Arena,
 }
+
+#: ``think`` and every shipped protocol's answer tags (each protocol class registers its own when it is
+#: defined; :func:`judgerl.text.untrusted.control_tags` also holds those of protocols defined later).
+CONTROL_TAGS: tuple[str, ...] = control_tags()
 
 #: Extra names accepted by :func:`get_protocol` (J1's mixed-case names work case-insensitively).
 ALIASES: dict[str, str] = {"pairwise": "pav", "pointwise": "pos"}
@@ -83,6 +88,7 @@ __all__ = [
     "ALIASES",
     "ANTI_HACKING_INSTRUCTION",
     "Arena",
+    "CONTROL_TAGS",
     "INVALID_REASONS",
     "JudgeProtocol",
     "Listwise",

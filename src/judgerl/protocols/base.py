@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
-from typing import ClassVar, Literal, Sequence
+from typing import Any, ClassVar, Literal, Sequence
 
+from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
+from judgerl.text.untrusted import register_control_tags
 from judgerl.types import Decision, Messages
 
 ProtocolKind = Literal["pairwise", "pointwise", "listwise"]
@@ -13,22 +16,62 @@ ProtocolKind = Literal["pairwise", "pointwise", "listwise"]
 class JudgeProtocol(ABC):
     """A judge format (J1: PaV, PaS, PaVS, PoS; TIR-Judge: pointwise, pairwise, listwise).
 
-    Subclasses set ``name`` (canonical lower-case name), ``kind`` and ``n_responses``
-    (2 for pairwise, 1 for pointwise, None for listwise = any n >= 2).
+    Subclasses set ``name`` (canonical lower-case name), ``kind``, ``n_responses`` (2 for pairwise,
+    1 for pointwise, None for listwise = any n >= 2) and ``tag_names`` (every answer tag an instance
+    may read; defining the class registers them as control tags, which untrusted text never carries
+    readable: :func:`judgerl.text.untrusted.neutralise_tags`). Scaled protocols override
+    :attr:`score_scale`.
     """
 
     name: ClassVar[str]
     kind: ClassVar[ProtocolKind]
     n_responses: ClassVar[int | None]
+    tag_names: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        names = cls.__dict__.get("tag_names")
+        if names is None:
+            answer = cls.__dict__.get("answer_tags")
+            names = answer if isinstance(answer, tuple) else ()
+            if names:
+                cls.tag_names = names
+        register_control_tags(names)
+
+    @property
+    def answer_tags(self) -> tuple[str, ...]:
+        """The tags :meth:`parse` reads in the final-answer region (the first is the one forced)."""
+        return self.tag_names
+
+    @property
+    def control_tags(self) -> tuple[str, ...]:
+        """``think`` and :attr:`answer_tags`: the tags whose readable copy in untrusted text could steer
+        this judge."""
+        return ("think", *self.answer_tags)
+
+    @property
+    def score_scale(self) -> tuple[float, float] | None:
+        """``(min_score, max_score)`` of the protocol's scores, or None when it writes no score."""
+        return None
+
+    def options(self) -> dict[str, Any]:
+        """The protocol's options (its dataclass fields) as JSON-ready values, e.g. ``{"min_score": 0,
+        "max_score": 9, "anti_hacking": False}``: with ``name`` they identify the protocol."""
+        if not dataclasses.is_dataclass(self):
+            return {}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if isinstance(getattr(self, f.name), (str, int, float, bool, type(None)))}
 
     @abstractmethod
-    def build(self, prompt: str, responses: Sequence[str], tools: bool = False) -> Messages:
+    def build(self, prompt: str, responses: Sequence[str], tools: bool = False,
+              max_tool_rounds: int = MAX_TOOL_ROUNDS) -> Messages:
         """Chat messages asking the judge to think first, then answer in this protocol's tags.
 
         Args:
             prompt: The user instruction the responses answer.
             responses: The candidate responses, in the order they are shown (A, B, … / 1, 2, …).
             tools: Also tell the judge it may write ```python blocks that will be executed.
+            max_tool_rounds: The judge's tool budget, stated in the tool instruction (executed blocks).
 
         Raises:
             ValueError: wrong number of responses for this protocol.

@@ -32,6 +32,7 @@ from judgerl.protocols.common import (
     user_message,
 )
 from judgerl.protocols.parsing import ParseFailure, TagMatch, agree, parse_label
+from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
 from judgerl.types import Decision, Messages
 
 _SEP_RE = re.compile(r"[>,;]")
@@ -74,6 +75,7 @@ class Listwise(TaggedProtocol):
     name: ClassVar[str] = "listwise"
     kind: ClassVar[str] = "listwise"
     n_responses: ClassVar[int | None] = None
+    tag_names: ClassVar[tuple[str, ...]] = ("best", "ranking")
 
     def __post_init__(self) -> None:
         if self.mode not in ("best", "rank"):
@@ -83,7 +85,8 @@ class Listwise(TaggedProtocol):
     def answer_tags(self) -> tuple[str, ...]:  # type: ignore[override]
         return ("best",) if self.mode == "best" else ("ranking",)
 
-    def build(self, prompt: str, responses: Sequence[str], tools: bool = False) -> Messages:
+    def build(self, prompt: str, responses: Sequence[str], tools: bool = False,
+              max_tool_rounds: int = MAX_TOOL_ROUNDS) -> Messages:
         """[system, user] messages showing the question and Response 1..n in order.
 
         Raises:
@@ -114,7 +117,8 @@ class Listwise(TaggedProtocol):
                 "numbers, best first."
             )
         blocks = [answer_block(f"Response {i}", r) for i, r in enumerate(items, start=1)]
-        return [system_message(task, answer, tools, self.anti_hacking), user_message(prompt, blocks, reminder)]
+        return [system_message(task, answer, tools, self.anti_hacking, max_tool_rounds),
+                user_message(prompt, blocks, reminder)]
 
     def render_answer(self, decision: Decision) -> str:
         """``<best>k</best>`` (1-based) or ``<ranking>2 > 1 > 3</ranking>``.

@@ -43,6 +43,7 @@ from judgerl.protocols.parsing import (
     parse_score,
     parse_verdict,
 )
+from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
 from judgerl.types import Decision, Messages
 
 VERDICT_TAGS = ("verdict", "preference")
@@ -69,7 +70,8 @@ class _Pairwise(TaggedProtocol):
     def _reminder(self) -> str:
         """The one-line format reminder closing the user message."""
 
-    def build(self, prompt: str, responses: Sequence[str], tools: bool = False) -> Messages:
+    def build(self, prompt: str, responses: Sequence[str], tools: bool = False,
+              max_tool_rounds: int = MAX_TOOL_ROUNDS) -> Messages:
         """[system, user] messages: the question, then Assistant A's and B's answers in order.
 
         Raises:
@@ -78,7 +80,7 @@ class _Pairwise(TaggedProtocol):
         """
         a, b = check_inputs(self.name, prompt, responses, 2)
         return [
-            system_message(_TASK, self._answer(), tools, self.anti_hacking),
+            system_message(_TASK, self._answer(), tools, self.anti_hacking, max_tool_rounds),
             user_message(
                 prompt,
                 [answer_block("Assistant A's Answer", a), answer_block("Assistant B's Answer", b)],
@@ -168,6 +170,11 @@ class PaS(_Pairwise):
     name: ClassVar[str] = "pas"
     answer_tags: ClassVar[tuple[str, ...]] = SCORE_TAGS
 
+    @property
+    def score_scale(self) -> tuple[float, float]:
+        """``(min_score, max_score)``."""
+        return float(self.min_score), float(self.max_score)
+
     def __post_init__(self) -> None:
         check_scale(self.min_score, self.max_score)
 
@@ -226,6 +233,11 @@ class PaVS(_Pairwise):
     require_scores: bool = True
     name: ClassVar[str] = "pavs"
     answer_tags: ClassVar[tuple[str, ...]] = VERDICT_TAGS + SCORE_TAGS
+
+    @property
+    def score_scale(self) -> tuple[float, float]:
+        """``(min_score, max_score)``."""
+        return float(self.min_score), float(self.max_score)
 
     def __post_init__(self) -> None:
         check_scale(self.min_score, self.max_score)

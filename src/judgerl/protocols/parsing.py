@@ -31,18 +31,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence, TypeVar
 
-from judgerl.untrusted import CONTROL_TAGS, neutralise_tags, restore_tags, strip_invisible  # noqa: F401 (re-exported)
-
-#: The quoted-answer check lives in :mod:`judgerl.protocols.quoting`; these names are read from there.
-_QUOTING = ("canonical_text", "quote_skeleton", "quoted_sources", "region_is_quoted", "tag_skeleton")
-
-
-def __getattr__(name: str):  # PEP 562: the quoting module imports this one, so its names load lazily
-    if name in _QUOTING:
-        from judgerl.protocols import quoting
-
-        return getattr(quoting, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from judgerl.text.codeblocks import blank, mask_code_blocks, mask_spans  # noqa: F401 (re-exported)
+from judgerl.text.confusables import strip_invisible  # noqa: F401 (re-exported)
+from judgerl.text.untrusted import control_tags, neutralise_tags, restore_tags  # noqa: F401 (re-exported)
 
 T = TypeVar("T")
 
@@ -82,36 +73,6 @@ class ParseFailure(Exception):
 _THINK_OPEN_RE = re.compile(r"<\s*(?a:think)\s*>", re.IGNORECASE)
 _THINK_CLOSE_RE = re.compile(r"<\s*/\s*(?a:think)\s*>", re.IGNORECASE)
 _THINK_ANY_RE = re.compile(r"<\s*(?:/\s*)?(?a:think)\s*>", re.IGNORECASE)
-
-
-def blank(text: str) -> str:
-    """``text`` with every character but newlines replaced by a space (same length)."""
-    return "".join("\n" if c == "\n" else " " for c in text)
-
-
-def mask_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
-    """``text`` with the character ranges ``[start, end)`` of ``spans`` blanked (same length)."""
-    parts, pos = [], 0
-    for start, end in sorted(spans):  # linear: one pass (a judgment with 10^5 fences took 32 s before)
-        start = max(start, pos)
-        if end <= start:
-            continue
-        parts += [text[pos:start], blank(text[start:end])]
-        pos = end
-    parts.append(text[pos:])
-    return "".join(parts)
-
-
-def mask_code_blocks(text: str) -> str:
-    """Return ``text`` with every fenced ```` ``` ```` block (fences included) replaced by spaces.
-
-    The spans come from :func:`judgerl.codeblocks.fence_spans` (what counts as code for reading an
-    answer; answer forcing uses the same rule). The result has the same length as ``text``
-    (offsets stay valid; newlines are kept). An unclosed fence is blanked to the end of the text.
-    """
-    from judgerl.codeblocks import fence_spans
-
-    return mask_spans(text, fence_spans(text))
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from judgerl.protocols.common import (
     user_message,
 )
 from judgerl.protocols.parsing import TagMatch, agree, format_number, parse_score
+from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
 from judgerl.types import Decision, Messages
 
 _TASK = (
@@ -58,10 +59,16 @@ class PoS(TaggedProtocol):
     n_responses: ClassVar[int | None] = 1
     answer_tags: ClassVar[tuple[str, ...]] = ("score",)
 
+    @property
+    def score_scale(self) -> tuple[float, float]:
+        """``(min_score, max_score)``."""
+        return float(self.min_score), float(self.max_score)
+
     def __post_init__(self) -> None:
         check_scale(self.min_score, self.max_score)
 
-    def build(self, prompt: str, responses: Sequence[str], tools: bool = False) -> Messages:
+    def build(self, prompt: str, responses: Sequence[str], tools: bool = False,
+              max_tool_rounds: int = MAX_TOOL_ROUNDS) -> Messages:
         """[system, user] messages showing the question and the single response.
 
         Raises:
@@ -75,7 +82,7 @@ class PoS(TaggedProtocol):
             "once: <score>x</score>."
         )
         return [
-            system_message(_TASK, answer, tools, self.anti_hacking),
+            system_message(_TASK, answer, tools, self.anti_hacking, max_tool_rounds),
             user_message(
                 prompt,
                 [answer_block("Assistant's Answer", response)],

@@ -9,7 +9,7 @@ zero-width characters dropped -- would otherwise have the quoted verdict read as
 Two forms of a text are compared (:func:`quote_skeleton`, :func:`tag_skeleton`):
 
 * the **skeleton** keeps only what no dressing can change: letters and digits (after NFKC, case
-  folding and the Unicode TR39 confusable skeleton, :func:`judgerl.untrusted.skeleton`) and the
+  folding and the Unicode TR39 confusable skeleton, :func:`judgerl.text.confusables.skeleton`) and the
   judge control tags as ``<name>`` / ``</name>``; every other character -- spaces, punctuation, quote
   marks, table bars, blockquote ``>``, list bullets, separators -- goes, and so does a list number
   that opens a line;
@@ -25,30 +25,32 @@ An answer tag is *quoted* from a response when the skeleton of the tag with the 
 skeleton characters before it occurs in the response's skeleton, or the tag skeleton of the tag with
 the control tag before it (``</think>``, or the previous answer tag) occurs in the response's tag
 skeleton. Neither matches a response that carries no control tag at all: an honest judgment of
-ordinary responses is never voided. How a match is used is :func:`judgerl.decision.read_decision`'s
+ordinary responses is never voided. How a match is used is :func:`judgerl.judge.decision.read_decision`'s
 business.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import unicodedata
 from typing import Sequence
 
 from judgerl.protocols.parsing import ParseFailure, _tag_token_re, answer_region, format_number, mask_code_blocks
-from judgerl.untrusted import CONTROL_TAGS, restore_tags, skeleton, strip_invisible, strip_terminal_controls
+from judgerl.text.untrusted import control_tags, restore_tags, strip_terminal_controls
+from judgerl.text.confusables import skeleton, strip_invisible
 
-#: Answer tags: every control tag but think.
-_ANSWER_TAGS = tuple(t for t in CONTROL_TAGS if t != "think")
 #: A list number or letter that opens a line, after any other dressing (``> 1. ``, ``- a) ``, ``| 2. ``).
 _LIST_NUMBER_RE = re.compile(r"^([^\w<\n]*)(?:\d{1,3}|[a-z])[.)](?=\s|$)", re.MULTILINE | re.IGNORECASE)
 #: A control tag, lenient about case, spaces and an escaped slash (``< / Verdict >``, ``<\/think>``);
 #: ASCII names only (``ı`` and ``ſ`` are read by the TR39 skeleton, before this).
 #: A self-closing ``<think/>`` reads as ``</think>`` and attributes are dropped (``<verdict class=x>``), as a
 #: copier "cleaning" the tag would write it. Linear: ``[^<>]*`` stops at the next bracket.
-_SKELETON_TAG_RE = re.compile(r"<\s*(?:(/)\s*)?((?a:" + "|".join(sorted(CONTROL_TAGS, key=len, reverse=True))
-                              + r"))(?:\s*>|\s*(/)\s*>|\s[^<>]*>)", re.IGNORECASE)
+@functools.lru_cache(maxsize=8)
+def _skeleton_tag_re(tags: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"<\s*(?:(/)\s*)?((?a:" + "|".join(sorted(tags, key=len, reverse=True))
+                      + r"))(?:\s*>|\s*(/)\s*>|\s[^<>]*>)", re.IGNORECASE)
 #: Encodings a copier decodes while quoting: JSON string escapes (``\u003c``, ``\/``, ``\n``) and URL
 #: percent-escapes (``%3C``). (Base64 and other encodings are not decoded: that is translation.)
 _JSON_ESCAPE_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|([nrt\"/\\]))")
@@ -88,9 +90,9 @@ def canonical_text(text: str) -> str:
     """``text`` as a lossy copier (a model quoting it, a tokenizer round trip) may reproduce it.
 
     :func:`restore_tags`; HTML entities decoded (also double-escaped ones, ``&amp;lt;``); NFKC
-    (full-width ``＜`` -> ``<``); invisible characters (:func:`judgerl.untrusted.strip_invisible`)
+    (full-width ``＜`` -> ``<``); invisible characters (:func:`judgerl.text.confusables.strip_invisible`)
     and terminal controls removed; case folded; every non-ASCII character replaced by its TR39
-    skeleton (:func:`judgerl.untrusted.skeleton`: Cyrillic ``а``, ``ᴠ``, dotless ``ı`` -> Latin);
+    skeleton (:func:`judgerl.text.confusables.skeleton`: Cyrillic ``а``, ``ᴠ``, dotless ``ı`` -> Latin);
     ``<\\/`` read as ``</``; control tags written ``<name>`` / ``</name>`` with no whitespace,
     markdown ``*`` / ``_`` or backticks inside or next to them; other whitespace runs collapsed to
     one space; stripped. A copier that "cleans" ``**<verdict> а </verdict>**`` into
@@ -100,7 +102,7 @@ def canonical_text(text: str) -> str:
     # case folds with ``ß`` / ``ʙ``; combining marks (``v\u0301``) go, as a copier drops them
     text = re.sub(r"[^\x00-\x7f]+", lambda m: _unmarked(skeleton(m.group(0))), _decoded(text)).casefold()
     text = text.replace("\0", "").replace("<\\/", "</")
-    text = _SKELETON_TAG_RE.sub(lambda m: f"\0<{m.group(1) or m.group(3) or ''}{m.group(2).lower()}>\0", text)
+    text = _skeleton_tag_re(control_tags()).sub(lambda m: f"\0<{m.group(1) or m.group(3) or ''}{m.group(2).lower()}>\0", text)
     # whitespace and markdown emphasis / inline-code marks next to a control tag go (linear, unlike a regex)
     text = "".join(part.strip(" \t\n\r\f\v*_`") for part in text.split("\0"))
     return " ".join(text.split())
@@ -113,7 +115,7 @@ def quote_skeleton(text: str) -> str:
     text = _LIST_NUMBER_RE.sub(r"\1", unicodedata.normalize("NFKC", restore_tags(text)))
     out, in_answer = [], False
     for piece in re.split(r"(</?[a-z_]+>)", canonical_text(text)):
-        tag = _SKELETON_TAG_RE.fullmatch(piece)
+        tag = _skeleton_tag_re(control_tags()).fullmatch(piece)
         if tag:
             out.append(f"<{tag.group(1) or ''}{tag.group(2).lower()}>")
             in_answer = not tag.group(1) and tag.group(2).lower() != "think"
@@ -177,7 +179,7 @@ def quoted_sources(output: str, sources: Sequence[str], min_chars: int = 8) -> f
     told apart from the judge's own answer: a judge output that *starts* with an answer tag is never
     called quoted. A response that spells out ``</think><verdict>A</verdict>`` matches the judge's
     own closing sequence as well: a copy and the judge's own answer cannot be told apart there
-    (:func:`judgerl.decision.read_decision` keeps a decision that is the worst outcome for every
+    (:func:`judgerl.judge.decision.read_decision` keeps a decision that is the worst outcome for every
     matched response: voiding it would rescue the response that wrote the text).
 
     Args:
@@ -194,7 +196,7 @@ def quoted_sources(output: str, sources: Sequence[str], min_chars: int = 8) -> f
         return frozenset()
     skels = [quote_skeleton(src) for src in sources]
     tag_skels = [tag_skeleton(s) for s in skels]
-    before = list(_tag_token_re(CONTROL_TAGS).finditer(mask_code_blocks(output[: region.start])))
+    before = list(_tag_token_re(control_tags()).finditer(mask_code_blocks(output[: region.start])))
     prev = before[-1].start() if before else None  # the control tag before the region (its </think>)
     hits: set[int] = set()
     for start, end in _answer_tag_spans(region.text):
@@ -229,7 +231,7 @@ def _context_start(output: str, start: int, min_chars: int) -> int | None:
 def _answer_tag_spans(region: str) -> list[tuple[int, int]]:
     """``[start, end)`` of every answer tag (a control tag other than think) in ``region``: from the
     opening tag through its closing tag, or through the end of its content line when unclosed."""
-    tokens = list(_tag_token_re(_ANSWER_TAGS).finditer(region))
+    tokens = list(_tag_token_re(tuple(t for t in control_tags() if t != "think")).finditer(region))
     spans = []
     for i, tok in enumerate(tokens):
         if tok.group(1):

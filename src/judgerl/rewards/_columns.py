@@ -160,9 +160,9 @@ def row_responses(kwargs: Mapping[str, Any], n: int, reward: str) -> list[tuple[
 def read_decisions(completions: Sequence[Any], protocols: Sequence[JudgeProtocol | None],
                    responses: Sequence[Sequence[str]], n_responses: Sequence[int | None] | None = None) -> list[Any]:
     """The :class:`~judgerl.types.Decision` of each completion as the Judge reads it
-    (:func:`judgerl.decision.read_decision`: the row's protocol, then the quoted-answer check against
+    (:func:`judgerl.judge.decision.read_decision`: the row's protocol, then the quoted-answer check against
     the row's ``responses``), or None for a row without a protocol (not this reward's)."""
-    from judgerl.decision import read_decision
+    from judgerl.judge.decision import read_decision
 
     counts = n_responses if n_responses is not None else [None] * len(completions)
     return [None if p is None else read_decision(p, completion_text(c), r, k)

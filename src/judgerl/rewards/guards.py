@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from judgerl.untrusted import strip_invisible
+from judgerl.text.confusables import strip_invisible
 
 #: THE master-key list of judgerl (the reward guards, the reward server and the audit's
 #: ``master_key`` kind all use it, through :func:`master_key_rule`): the master keys of "One Token
@@ -69,13 +69,13 @@ def canonical_response(text: str) -> str:
     """The one reading of a short response for master-key matching.
 
     :func:`normalise_response` after the audit's look-alike folding
-    (:func:`judgerl.audit.normalize.fold`: dashes, curly quotes and apostrophes, Cyrillic/Greek
+    (:func:`judgerl.text.normalize.fold`: dashes, curly quotes and apostrophes, Cyrillic/Greek
     letters inside Latin words), then markdown emphasis (``*_`~``) removed, ``#``/``>`` markers
     stripped at the ends, a hyphen between letters read as a space (``step-by-step``), no space
     before punctuation (``process :``) and "let us" read as "let's". A response that would be
     left empty by the markdown rules keeps its characters (``"**"`` stays ``"**"``).
     """
-    from judgerl.audit.normalize import fold  # judgerl.audit imports this module
+    from judgerl.text.normalize import fold  # judgerl.audit imports this module
 
     t = normalise_response(fold(text))
     t = _EMPHASIS.sub("", t).strip(_WRAPPERS) or t

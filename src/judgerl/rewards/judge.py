@@ -1,10 +1,10 @@
 """A judge as a TRL reward function: in process (any pointwise scorer) or through a reward server.
 
-The judge-as-reward setting (../shared/docs/MISSION.md, section 3): the policy's reward is a pointwise
+The judge-as-reward setting ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025): the policy's reward is a pointwise
 judge's score normalised to [0, 1], ``(s - lo) / (hi - lo)`` on the judge's scale [lo, hi] -- by
-default the *expected* score Σ s·p(s) / Σ p(s) (:mod:`judgerl.expected`). Two sources, one reward:
+default the *expected* score Σ s·p(s) / Σ p(s) (:mod:`judgerl.judge.expected`). Two sources, one reward:
 
-* :func:`get_judge_reward` -- in process, on a :class:`~judgerl.scoring.PointwiseScorer` (e.g.
+* :func:`get_judge_reward` -- in process, on a :class:`~judgerl.judge.scorer.PointwiseScorer` (e.g.
   ``load_scorer("smollm2-135m", mode="expected")``); empty responses and master keys
   (:mod:`judgerl.rewards.guards`) get the invalid reward without a judge call, as on the server;
 * :func:`judgerl.serve.client.remote_reward` -- through ``judgerl serve`` (the judge on its own
@@ -114,7 +114,7 @@ class JudgeReward:
 def get_judge_reward(scorer: Any, *, invalid_reward: float = 0.0, invalid_as_none: bool = False,
                      guard_empty: bool = True, master_keys: tuple[str, ...] = DEFAULT_MASTER_KEYS,
                      retry_failed: int = 2, name: str = "judge_reward") -> JudgeReward:
-    """An in-process judge reward on a :class:`~judgerl.scoring.PointwiseScorer`.
+    """An in-process judge reward on a :class:`~judgerl.judge.scorer.PointwiseScorer`.
 
     Reward = ``(score - lo) / (hi - lo)`` clipped to [0, 1] on the scorer's scale; invalid ->
     ``invalid_reward``. Seeds come from the texts (a scorer's ``ScoreItem`` key is left empty), so a
@@ -127,7 +127,7 @@ def get_judge_reward(scorer: Any, *, invalid_reward: float = 0.0, invalid_as_non
         guard_empty, master_keys: Responses that get ``invalid_reward`` without a judge call.
         retry_failed: Rounds of re-scoring items whose generation failed (retryable); then RewardFailure.
     """
-    from judgerl.scoring import ScoreItem
+    from judgerl.judge.scorer import ScoreItem
 
     lo, hi = float(scorer.scale[0]), float(scorer.scale[1])
 

@@ -63,7 +63,10 @@ def get_regression_reward(protocol: JudgeProtocol | str = "pos", min_score: floa
         if hi <= lo:
             raise ValueError(f"max_score ({hi}) must be > min_score ({lo})")
         protocol = get_protocol(protocol, min_score=lo, max_score=hi)
-    lo, hi = float(protocol.min_score), float(protocol.max_score)  # type: ignore[attr-defined]
+    scale = protocol.score_scale
+    if scale is None:
+        raise ValueError(f"the regression reward needs a scaled (pointwise) protocol, not {protocol.name!r}")
+    lo, hi = scale
     for name, given, own in (("min_score", min_score, lo), ("max_score", max_score, hi)):
         if given is not None and float(given) != own:
             raise ValueError(f"{name}={given} differs from the protocol's {own}; pass the protocol with its scale")

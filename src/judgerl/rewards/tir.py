@@ -17,7 +17,7 @@ Reinforcement Learning", Sec. 3, reward design) scores one judge trajectory with
   budget was spent (not executed) still counts as an over-budget call.
 
 The decision is read the way the :class:`~judgerl.judge.Judge` reads it
-(:func:`judgerl.decision.read_decision`) against the row's ``responses`` column: a verdict copied
+(:func:`judgerl.judge.decision.read_decision`) against the row's ``responses`` column: a verdict copied
 from a response is invalid (Rc = Rf = 0).
 
 Tool statistics come from the ``trajectories`` keyword (one :class:`~judgerl.types.Trajectory` or
@@ -40,14 +40,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from judgerl.protocols import JudgeProtocol, get_protocol
-from judgerl.codeblocks import (
+from judgerl.text.codeblocks import (
     MAX_TOOL_ROUNDS,
     blank_executed_blocks,
     count_python_blocks,
     looks_like_error,
     output_blocks,
 )
-from judgerl.decision import observations_of, read_decision
+from judgerl.judge.decision import observations_of, read_decision
 from judgerl.rewards._columns import column, completion_text, row_responses
 from judgerl.types import Decision, Trajectory
 
@@ -182,9 +182,9 @@ def score_tir(
     blanked by their recorded offsets) -- the same text the :class:`~judgerl.judge.Judge` parses --
     so nothing the code under judgment printed, and no fence inside executed code, can become the
     rewarded verdict. Without one, the raw ``text`` is read with its python and output blocks
-    blanked as the tool loop finds them (:func:`judgerl.codeblocks.blank_executed_blocks`: line
+    blanked as the tool loop finds them (:func:`judgerl.text.codeblocks.blank_executed_blocks`: line
     fences, so a fence inside a string literal of the code does not end the block). Either way the
-    decision is :func:`judgerl.decision.read_decision`'s against ``responses`` (the texts under
+    decision is :func:`judgerl.judge.decision.read_decision`'s against ``responses`` (the texts under
     judgment; empty: no quoted-answer check) and the tool output (an answer copied from what the
     code printed is void).
 

@@ -3,7 +3,7 @@
 Every endpoint turns its items into judge inputs, expands them into ``samples`` judge requests,
 runs them through the micro-batcher on ``judge.run`` (so tool use, answer forcing and every
 protocol come for free, listwise included) and combines the samples with the same voting rules as
-evaluation (:mod:`judgerl.aggregate`).
+evaluation (:mod:`judgerl.judge.aggregate`).
 
 Reward integrity:
 
@@ -27,30 +27,22 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
-from judgerl.aggregate import aggregate_decisions
+from judgerl.judge.aggregate import aggregate_decisions
 from judgerl.backends.base import reporting_progress
-from judgerl.expected import SCORE_MODES
-from judgerl.serve.score_modes import ScoreMode, check_score_mode, pointwise_scores, resolve_score_mode, score_items
-from judgerl.judge import Judge, JudgeInput, JudgeRequest, Judgment
-from judgerl.progress import ThroughputLog
+from judgerl.judge.expected import SCORE_MODES
+from judgerl.judge.core import Judge, JudgeInput, JudgeRequest, Judgment
+from judgerl.judge.progress import ThroughputLog
 from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason
 from judgerl.serve.batcher import ClientGone, GoneCheck, MicroBatcher, ServerBusy
 from judgerl.serve.dedup import RequestDedup, content_key
+from judgerl.serve.errors import ApiError
+from judgerl.serve.score_modes import ScoreMode, ScoreModes, normalise, raw_field
 from judgerl.serve.chat_markup import DEFAULT_STRIP_TOKENS, KNOWN_MARKUPS, ChatMarkup
 from judgerl.types import Decision
 
 
 #: Seconds between the server's "generating: N tokens/s ..., queue Q" log lines.
 PROGRESS_LOG_INTERVAL_S = 30.0
-
-
-class ApiError(Exception):
-    """An error with an HTTP status and a message for the client."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -157,12 +149,13 @@ class JudgeService:
         self.config = config
         self.score_range: tuple[float, float] | None = config.score_range
         if self.score_range is None:
-            lo, hi = getattr(self.protocol, "min_score", None), getattr(self.protocol, "max_score", None)
-            if lo is not None and hi is not None:
-                self.score_range = (float(lo), float(hi))
+            self.score_range = self.protocol.score_scale
         if self.protocol.kind == "pointwise" and self.score_range is None:
-            raise ValueError(f"protocol {self.protocol.name!r} has no min_score/max_score; pass ServeConfig.score_range")
-        self.expected_why = check_score_mode(judge, config.score_mode)
+            raise ValueError(f"protocol {self.protocol.name!r} has no score scale; pass ServeConfig.score_range")
+        self.counts: Counter[str] = Counter()
+        self.modes = ScoreModes(judge, config.samples, config.score_mode, self.score_range, config.return_raw,
+                                self.counts)
+        self.expected_why = self.modes.expected_why
         # uvicorn's server logger: the line appears next to uvicorn's own, at `judgerl serve --log-level`
         self.throughput = ThroughputLog(logging.getLogger("uvicorn.error"), PROGRESS_LOG_INTERVAL_S,
                                         queue=lambda: self.batcher.pending)
@@ -170,7 +163,6 @@ class JudgeService:
             self._run_batch, max_batch_size=config.max_batch_size, max_wait_ms=config.max_wait_ms,
             max_pending=config.max_pending,
         )
-        self.counts: Counter[str] = Counter()
         self.dedup = RequestDedup(config.dedup_ttl_s, config.dedup_max, config.dedup_max_bytes, self.counts,
                                   lambda e: isinstance(e, ApiError) and e.status == 499)
 
@@ -194,14 +186,7 @@ class JudgeService:
                      samples: int | None = None) -> list[tuple[Decision, list[Judgment], str | None]]:
         """``samples`` (default: the config's) judgments per input: (combined decision, samples, error) per input."""
         k = samples or self.config.samples
-        requests = []
-        for inp in inputs:
-            messages = self.judge.build(inp.prompt, inp.responses)
-            key = inp.seed_key()
-            for s in range(k):
-                requests.append(JudgeRequest(messages, len(inp.responses), self.judge.sample_seed(key, s),
-                                             inp.responses))
-        flat = await self._generate(requests, gone)
+        flat = await self._generate(self.judge.requests(inputs, k), gone)
         out = []
         for i in range(len(inputs)):
             group = flat[i * k : (i + 1) * k]
@@ -238,16 +223,7 @@ class JudgeService:
             raise ApiError(503, f"server busy: {e}") from e
 
     def _raw(self, judgments: list[Judgment]) -> dict[str, Any]:
-        if not self.config.return_raw:
-            return {}
-        texts = [j.text for j in judgments]
-        return {"raw": texts[0] if len(texts) == 1 else texts}
-
-    def _normalise(self, score: float) -> float:
-        if self.score_range is None:  # only pointwise protocols normalise, and they have a range
-            raise RuntimeError("no score range configured")
-        lo, hi = self.score_range
-        return min(1.0, max(0.0, (score - lo) / (hi - lo)))
+        return raw_field(judgments, self.config.return_raw)
 
     def _result(self, decision: Decision, judgments: list[Judgment], error: str | None) -> dict[str, Any]:
         body = decision_json(decision) | self._raw(judgments)
@@ -333,10 +309,15 @@ class JudgeService:
                 f"({self.protocol.kind}): use /v1/judge/{self.protocol.kind}, or /v1/rewards",
             )
         self._check_items(items, ("prompt", "response"))
-        return await score_items(self, items, gone, resolve_score_mode(self, score_mode))
+        mode = self.modes.resolve(score_mode)
+        guarded = [self._guard(it.response, it.prompt) for it in items]
+        todo = [i for i, g in enumerate(guarded) if g is None]
+        inputs = [self._input(f"items[{i}]", items[i].prompt, [items[i].response]) for i in todo]
+        scored = dict(zip(todo, await self._pointwise(inputs, gone, mode))) if todo else {}
+        return [self.modes.answer(guarded[i], scored.get(i), mode) for i in range(len(items))]
 
     async def _pointwise(self, inputs: list[JudgeInput], gone: GoneCheck | None, mode: ScoreMode) -> list[Any]:
-        return await pointwise_scores(self, await self._judge(inputs, gone, mode.samples), mode)
+        return await self.modes.scores(await self._judge(inputs, gone, mode.samples), mode)
 
     async def rewards(self, items: Sequence[Any], gone: GoneCheck | None = None,
                       score_mode: str | None = None) -> dict[str, Any]:
@@ -372,7 +353,7 @@ class JudgeService:
             if missing:
                 raise ApiError(422, f"items{missing[:10]}.reference is required: this server's protocol "
                                     f"{self.protocol.name!r} is pairwise and judges each response against a reference")
-        mode = resolve_score_mode(self, score_mode) if (kind == "pointwise" or score_mode is not None) else None
+        mode = self.modes.resolve(score_mode) if (kind == "pointwise" or score_mode is not None) else None
         n = len(items)
         rewards: list[float] = [cfg.invalid_reward] * n
         valid, scores = [False] * n, [None] * n  # type: ignore[var-annotated]
@@ -411,7 +392,7 @@ class JudgeService:
             if kind == "pointwise":
                 s = parts[0][0].scores[0]  # type: ignore[index]
                 scores[i] = s
-                rewards[i] = self._normalise(s)
+                rewards[i] = normalise(s, self.score_range)
                 verdicts[i] = f"score {s:g}"
             else:
                 wins = [{"A": 1.0, "B": 0.0, "tie": 0.5}[str(d.verdict)] for d, _, _ in parts]

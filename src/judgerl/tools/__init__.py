@@ -2,6 +2,7 @@
 
 from judgerl.tools.sandbox import (
     ExecResult,
+    Executor,
     Sandbox,
     SandboxClosedError,
     SandboxError,
@@ -14,6 +15,7 @@ from judgerl.tools.tir import run_tool_loop
 
 __all__ = [
     "ExecResult",
+    "Executor",
     "Sandbox",
     "SandboxClosedError",
     "SandboxError",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from typing import Protocol, runtime_checkable
 
-__all__ = ["ExecResult", "SandboxClosedError", "SandboxError", "SandboxLimits",
+__all__ = ["ExecResult", "Executor", "SandboxClosedError", "SandboxError", "SandboxLimits",
            "SandboxUnavailableError"]
 
 
@@ -21,6 +22,32 @@ class SandboxUnavailableError(SandboxError):
 
 class SandboxClosedError(SandboxError):
     """``run`` was called after ``close``."""
+
+
+#: Largest ``timeout_s`` / ``cpu_time_s`` accepted, in seconds (one week): longer waits would
+#: overflow ``poll(2)``'s int milliseconds in the host and the zygote.
+MAX_SECONDS = 7 * 24 * 3600
+#: Largest byte limit accepted (1 EiB): rlimits and cgroup limits are signed 64-bit in the kernel.
+MAX_BYTES = 1 << 60
+#: Largest ``max_processes`` / ``max_open_files`` accepted (the kernel caps pids at 2**22 and
+#: open files at ``fs.nr_open``, 2**20 by default).
+MAX_PROCESSES = 1 << 20
+_MAX = {"timeout_s": MAX_SECONDS, "cpu_time_s": MAX_SECONDS, "max_processes": MAX_PROCESSES,
+        "max_open_files": MAX_PROCESSES}
+
+
+def check_timeout(value: object, what: str) -> float:
+    """``value`` as a float number of seconds in (0, MAX_SECONDS].
+
+    Raises:
+        ValueError: not a number (bools included), NaN, infinite, <= 0 or > ``MAX_SECONDS``;
+            the message names ``what``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 < value <= MAX_SECONDS:
+        raise ValueError(f"{what} must be a positive, finite number of seconds <= {MAX_SECONDS}, "
+                         f"got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -48,8 +75,9 @@ class SandboxLimits:
             disk quota beyond ``file_bytes`` per file).
 
     Raises:
-        ValueError: a limit is not a positive, finite number (NaN and inf included) or not whole
-            where it must be (the message names the field).
+        ValueError: a limit is not a positive, finite number (NaN and inf included), not whole
+            where it must be, or above its maximum (``MAX_SECONDS`` for the two times,
+            ``MAX_PROCESSES`` for counts, ``MAX_BYTES`` for sizes); the message names the field.
     """
 
     timeout_s: float = 10.0
@@ -70,6 +98,9 @@ class SandboxLimits:
                                  f"got {value!r}")
             if f.name != "timeout_s" and not float(value).is_integer():
                 raise ValueError(f"SandboxLimits.{f.name} must be a whole number, got {value!r}")
+            top = _MAX.get(f.name, MAX_BYTES)
+            if value > top:
+                raise ValueError(f"SandboxLimits.{f.name} must be <= {top}, got {value!r}")
         if self.max_open_files < 8:
             raise ValueError(f"SandboxLimits.max_open_files must be >= 8, got {self.max_open_files}")
         if self.memory_bytes < 64 * 1024 * 1024:
@@ -133,3 +164,18 @@ class ExecResult:
     def ok(self) -> bool:
         """True when the code exited with status 0 within the time limit."""
         return self.exit_code == 0 and not self.timed_out
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """What a tool-using judge needs of a code executor: ``run(code) -> ExecResult``.
+
+    :class:`judgerl.tools.sandbox.Sandbox` is the one judgerl ships (:func:`judgerl.tools.get_sandbox`);
+    tests use small fakes. ``run`` must never raise for the code's own failures (they are in the
+    result: exit code, stderr, ``timed_out``); it may raise :class:`SandboxError` when the executor
+    itself cannot run.
+    """
+
+    def run(self, code: str) -> ExecResult:
+        """Execute ``code`` (Python source) and return what it printed and how it ended."""
+        ...

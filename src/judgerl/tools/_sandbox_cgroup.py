@@ -13,8 +13,8 @@ the leaf's limits are the run's:
   value, so swapping does not stretch the budget. Past it the kernel's OOM killer kills a process
   of the cgroup; ``memory.events`` (v2) or ``memory.oom_control`` (v1) counts those kills, which
   the host reports in the result.
-* processes: ``pids.max`` = ``max_processes`` + the sandbox's own processes (bwrap's two, the
-  zygote and its kill helper); threads count too.
+* processes: ``pids.max`` = ``max_processes`` + the sandbox's own processes (bwrap's monitor,
+  the zygote and its kill helper, one spare); threads count too.
 
 Ending a discarded worker: ``cgroup.kill`` (v2) or SIGKILL to every pid in ``cgroup.procs`` (v1,
 repeated until empty; bubblewrap's pid namespace also dies with its init).

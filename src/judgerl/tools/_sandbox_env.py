@@ -64,6 +64,11 @@ def _bwrap_args(tmp_bytes: int, ro_paths: Sequence[str], root: bool,
     args = [
         bwrap,
         "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+        # The zygote itself is pid 1 (undumpable; the kernel drops signals to a namespace's init
+        # from inside it). bubblewrap's own init would run with the run's uid as a non-root host,
+        # dumpable and without the seccomp filter: a run could write code into it through
+        # /proc/1/mem and escape the filter and the run's end (pid 1 is never killed).
+        "--as-pid-1",
         "--die-with-parent", "--new-session", "--clearenv", "--hostname", "sandbox",
     ]
     if root:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from judgerl.tools._sandbox_base import ExecResult, SandboxError, SandboxLimits
 from judgerl.tools._sandbox_cgroup import CgroupSlot, shell_prefix
-from judgerl.workers import kill_process, read_exact
+from judgerl.tools.workers import kill_process, read_exact
 
 ZYGOTE_DIR = Path(__file__).with_name("_zygote")
 ZYGOTE_IN_SANDBOX = "/run/judgerl"  # the package is copied to /run/judgerl/_zygote/
@@ -111,8 +111,8 @@ class HostWorker:
         self._tx = self._rx = -1  # the host's ends of the control pipes
         # The control channel is a pair of pipes on fds that only the zygote keeps: bwrap's stdin
         # and stdout are /dev/null and its stderr a pipe the host stops reading once the worker is
-        # ready. bubblewrap's init (pid 1 in the sandbox, with the run's uid when the host is not
-        # root) closes every inherited fd above 2, so /proc/1/fd/* names nothing of the channel.
+        # ready. The zygote is pid 1 of the sandbox (bwrap --as-pid-1) and undumpable, so no
+        # /proc/*/fd entry a run can open names the channel.
         req_r, self._tx = os.pipe2(os.O_CLOEXEC)
         self._rx, rep_w = os.pipe2(os.O_CLOEXEC)
         log_r, log_w = os.pipe2(os.O_CLOEXEC)

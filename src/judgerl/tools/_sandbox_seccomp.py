@@ -27,8 +27,8 @@ import tempfile
 
 from judgerl.tools._sandbox_base import SandboxUnavailableError
 
-__all__ = ["ALLOWED_SOCKET_FAMILY", "BLOCKED_SYSCALLS", "NAMESPACE_FLAGS", "SeccompUnavailableError",
-           "run_filter_bpf"]
+__all__ = ["ALLOWED_SOCKET_FAMILY", "BLOCKED_SYSCALLS", "NAMESPACE_FLAGS", "SELF_ONLY_SYSCALLS",
+           "SeccompUnavailableError", "run_filter_bpf"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +70,21 @@ BLOCKED_SYSCALLS: dict[str, tuple[str, ...]] = {
 #: also on the fallback, which has no network namespace), AF_NETLINK, AF_PACKET, AF_VSOCK (the
 #: host's vsock port space), AF_ALG, AF_BLUETOOTH, ... are all refused.
 ALLOWED_SOCKET_FAMILY = socket.AF_UNIX
+
+#: Syscalls that act on another process by pid: each fails with EPERM unless every argument named
+#: here is 0 (= the calling process/thread itself; ``setpriority``/``ioprio_set`` also need the
+#: per-process ``which``). As a non-root host the run shares its zygote's uid, so without this it
+#: could lower the zygote's rlimits (``prlimit``: every later run on that worker then fails its
+#: setup), or renice it, pin it to one CPU or make it SCHED_IDLE (inherited by every later run).
+SELF_ONLY_SYSCALLS: dict[str, dict[int, int]] = {
+    "prlimit64": {0: 0},
+    "setpriority": {0: 0, 1: 0},  # which == PRIO_PROCESS, who == 0 (PRIO_USER 0: all our uid)
+    "sched_setaffinity": {0: 0},
+    "sched_setscheduler": {0: 0},
+    "sched_setparam": {0: 0},
+    "sched_setattr": {0: 0},
+    "ioprio_set": {0: 1, 1: 0},  # which == IOPRIO_WHO_PROCESS, who == 0
+}
 
 #: ``clone`` flags that create namespaces; ``clone`` with any of them fails with EPERM.
 NAMESPACE_FLAGS: dict[str, int] = {
@@ -120,6 +135,9 @@ def run_filter_bpf() -> bytes:
         for name in ("socket", "socketpair"):
             # NE compares all 64 bits: a domain with junk in its upper half is refused as well.
             filt.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), name, sc.Arg(0, sc.NE, int(ALLOWED_SOCKET_FAMILY)))
+        for name, required in SELF_ONLY_SYSCALLS.items():
+            for arg, value in required.items():  # one rule per argument: refused if any differs
+                filt.add_rule(eperm, name, sc.Arg(arg, sc.NE, value))
         for flag in NAMESPACE_FLAGS.values():
             filt.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
         with tempfile.TemporaryFile() as f:

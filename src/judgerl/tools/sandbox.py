@@ -23,15 +23,15 @@ each guarantees and what it does not.
     (``allow_unsafe=True``, the CLI's ``--unsafe-sandbox``, or ``JUDGERL_UNSAFE_SANDBOX=1``).
 
 Timeouts use ``time.monotonic`` deadlines + ``poll`` + SIGKILL, never SIGALRM, so ``run`` works from
-any thread. Workers are handed to callers in FIFO order (:class:`judgerl.workers.WorkerPool`); a
+any thread. Workers are handed to callers in FIFO order (:class:`judgerl.tools.workers.WorkerPool`); a
 run that kills, wedges or dirties its worker gets its result and the worker is replaced.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
+import resource
 import shutil
 import tempfile
 import threading
@@ -43,10 +43,12 @@ from typing import Literal
 from judgerl.tools import _sandbox_host as host
 from judgerl.tools._sandbox_base import (
     ExecResult,
+    Executor,
     SandboxClosedError,
     SandboxError,
     SandboxLimits,
     SandboxUnavailableError,
+    check_timeout,
 )
 from judgerl.tools._sandbox_cgroup import CgroupSlot, cgroup_parent
 from judgerl.tools._sandbox_env import (
@@ -60,11 +62,12 @@ from judgerl.tools._sandbox_env import (
     bwrap_unavailable_reason,
 )
 from judgerl.tools._sandbox_seccomp import run_filter_bpf
-from judgerl.workers import PoolClosedError, WorkerPool
+from judgerl.tools.workers import PoolClosedError, WorkerPool
 
 __all__ = [
     "UNSAFE_ENV",
     "ExecResult",
+    "Executor",
     "Sandbox",
     "SandboxClosedError",
     "SandboxError",
@@ -187,6 +190,12 @@ class Sandbox:
             raise ValueError(f"Sandbox kind must be 'bwrap' or 'fallback', got {kind!r}")
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"pool_size must be an integer >= 1, got {pool_size!r}")
+        for name, res in (("max_open_files", "RLIMIT_NOFILE"), ("max_processes", "RLIMIT_NPROC")):
+            hard = resource.getrlimit(getattr(resource, res))[1]
+            if hard != resource.RLIM_INFINITY and getattr(limits, name) > hard:
+                # Runs inherit this process's hard limit and cannot raise it: every run would fail.
+                raise ValueError(f"SandboxLimits.{name}={getattr(limits, name)} is above this "
+                                 f"process's hard {res} ({hard})")
         self.kind: SandboxKind = kind
         self.limits = limits
         self.pool_size = pool_size
@@ -286,7 +295,8 @@ class Sandbox:
 
         Raises:
             TypeError: ``code`` or ``stdin`` is not a str.
-            ValueError: ``timeout_s`` is not a positive, finite number (NaN and inf are refused).
+            ValueError: ``timeout_s`` is not a positive, finite number of seconds up to
+                ``MAX_SECONDS`` (one week; NaN and inf are refused).
             SandboxClosedError: the sandbox was closed.
             SandboxError: a worker process could not be (re)started.
         """
@@ -294,10 +304,7 @@ class Sandbox:
             raise TypeError(f"code must be a str, got {type(code).__name__}")
         if stdin is not None and not isinstance(stdin, str):
             raise TypeError(f"stdin must be a str or None, got {type(stdin).__name__}")
-        timeout = self.limits.timeout_s if timeout_s is None else timeout_s
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
-                or not math.isfinite(timeout) or timeout <= 0:
-            raise ValueError(f"timeout_s must be a positive, finite number of seconds, got {timeout_s!r}")
+        timeout = check_timeout(self.limits.timeout_s if timeout_s is None else timeout_s, "timeout_s")
         stale = 0
         for _ in range(self.pool_size + 2):  # dead idle workers are replaced, not counted
             try:
@@ -308,7 +315,7 @@ class Sandbox:
                 self._pool.discard(worker)
                 continue
             try:
-                result, healthy = worker.execute(code, stdin, float(timeout), self.limits)
+                result, healthy = worker.execute(code, stdin, timeout, self.limits)
             except host.StaleWorker as e:
                 self._pool.discard(worker)
                 stale += 1
@@ -389,8 +396,10 @@ def get_sandbox(
         A ``Sandbox``; workers start lazily on first use (bwrap: ~50 ms each).
 
     Raises:
-        ValueError: unknown ``kind``, unknown limit name, bad limit value, or a ``python_paths``
-            entry that is not a directory.
+        ValueError: unknown ``kind``, unknown limit name, bad limit value (see ``SandboxLimits``;
+            ``max_open_files``/``max_processes`` above this process's hard RLIMIT_NOFILE/
+            RLIMIT_NPROC too), or a
+            ``python_paths`` entry that is not a directory.
         SandboxUnavailableError: ``kind="bwrap"`` but bubblewrap (or libseccomp) does not work
             here; or ``kind="auto"`` without bubblewrap and without the opt-in (one-line message
             saying how to opt in); also for ``kind="fallback"`` when libseccomp is missing.

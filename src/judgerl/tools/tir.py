@@ -13,7 +13,7 @@ the final answer. :func:`run_tool_loop` produces such trajectories for a *batch*
   ```` ``` ```` line) cannot be told apart from the start of another block by a stop string, while a
   model that has seen TIR trajectories writes ```` ```output ```` right after its code, i.e. exactly
   when it would start to *hallucinate* interpreter output. The loop then finds the first complete
-  python block in the new text itself (:func:`~judgerl.codeblocks.find_new_python_block`)
+  python block in the new text itself (:func:`~judgerl.text.codeblocks.find_new_python_block`)
   and drops everything generated after its closing fence. A block may open in the prompt's own
   assistant prefill (e.g. a prefill ending in ```` ```python\n ````, used to nudge small models
   into writing code); its ``code`` segment then starts at the beginning of the completion;
@@ -48,7 +48,8 @@ from typing import Any, Callable, Sequence
 
 from judgerl.backends.base import Backend, SamplingParams, derive_seed
 from judgerl.backends.chat import continue_prompt, prefill_of
-from judgerl.codeblocks import MAX_TOOL_ROUNDS, find_new_python_block, format_observation, output_block
+from judgerl.text.codeblocks import MAX_TOOL_ROUNDS, find_new_python_block, format_observation, output_block
+from judgerl.tools._sandbox_base import Executor
 from judgerl.types import Messages, Segment, SegmentKind, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -158,13 +159,18 @@ def build_trajectory(
     )
 
 
+def backend_tokenizer(backend: Backend) -> Any | None:
+    """The tokenizer segment token offsets are counted with: an hf backend's transformers tokenizer;
+    None for backends without one (OpenAI, scripted: offsets then count whitespace tokens)."""
+    return getattr(backend, "tokenizer", None)
+
+
 def _resolve_tokenizer(backend: Backend, tokenizer: Any | None) -> Any | None:
     if tokenizer == "whitespace":
         return None
     if tokenizer is not None:
         return tokenizer
-    # HFBackend exposes its transformers tokenizer; other backends (OpenAI, scripted) have none.
-    return getattr(backend, "tokenizer", None)
+    return backend_tokenizer(backend)
 
 
 def _round_params(params: SamplingParams) -> SamplingParams:
@@ -184,7 +190,7 @@ def run_tool_loop(
     backend: Backend,
     prompts: Sequence[Messages],
     params: SamplingParams,
-    sandbox: Any,
+    sandbox: Executor,
     max_rounds: int = MAX_TOOL_ROUNDS,
     tokenizer: Any | None = None,
     *,

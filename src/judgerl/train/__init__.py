@@ -8,8 +8,8 @@ from judgerl.train.config import RecipeError, TrainConfig, apply_overrides, load
 
 
 def run_training(config: TrainConfig) -> dict:
-    """Train a judge with ``config`` (see :func:`judgerl.train.grpo.run_training`)."""
-    from judgerl.train.grpo import run_training as _run
+    """Train a judge with ``config`` (see :func:`judgerl.train.run.run_training`)."""
+    from judgerl.train.run import run_training as _run
 
     return _run(config)
 

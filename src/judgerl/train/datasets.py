@@ -16,14 +16,19 @@ same reward-function call.
 Columns of every row: ``prompt`` (chat messages), ``protocol``, ``pair_id``, ``order``, ``label``,
 ``role``, ``gold_score``, ``source`` (unused fields are None), and ``responses``: the responses the
 prompt shows, in prompt order -- the rewards and the TIR rollout read every completion against them
-(:func:`judgerl.decision.read_decision`), so a verdict or score copied from a response is invalid.
+(:func:`judgerl.judge.decision.read_decision`), so a verdict or score copied from a response is invalid.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
-from judgerl.types import PreferencePair
+from judgerl.protocols.base import JudgeProtocol
+from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
+from judgerl.train.config import RecipeError
+from judgerl.train.sections import DataConfig
+from judgerl.types import Messages, PreferencePair
 
 BLOCK = 2  #: rows per block; generation batches must hold whole blocks
 
@@ -60,8 +65,10 @@ def gold_scores(pair: PreferencePair, score_min: float, score_max: float) -> tup
 def build_rows(
     pairs: Sequence[PreferencePair],
     task: str,
-    pairwise: Any = None,
-    pointwise: Any = None,
+    pairwise: JudgeProtocol | None = None,
+    pointwise: JudgeProtocol | None = None,
+    *,
+    max_tool_rounds: int = MAX_TOOL_ROUNDS,
 ) -> list[dict[str, Any]]:
     """GRPO dataset rows for ``task`` (see module docstring), in blocks of :data:`BLOCK`.
 
@@ -71,6 +78,7 @@ def build_rows(
         pairwise: The pairwise protocol object (tasks pairwise / multitask / tir).
         pointwise: The pointwise protocol object with its scale (pointwise / multitask / regression);
             regression gold scores are clipped to its scale.
+        max_tool_rounds: The rollouts' tool budget, stated in ``tir`` prompts.
 
     Prompts are built with these protocols (``tools=True`` for the ``tir`` task); the ``protocol``
     column holds each row's protocol name.
@@ -93,18 +101,62 @@ def build_rows(
             continue
         ab, ba = [p.chosen, p.rejected], [p.rejected, p.chosen]
         if pw is not None:
-            rows.append(_row(pw.build(p.prompt, ab, tools=tools), pw, p, ab, order=0, label="A"))
-            rows.append(_row(pw.build(p.prompt, ba, tools=tools), pw, p, ba, order=1, label="B"))
+            rows.append(_row(pw.build(p.prompt, ab, tools=tools, max_tool_rounds=max_tool_rounds), pw, p, ab,
+                             order=0, label="A"))
+            rows.append(_row(pw.build(p.prompt, ba, tools=tools, max_tool_rounds=max_tool_rounds), pw, p, ba,
+                             order=1, label="B"))
         if pt is not None and task != "regression":
             rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, [p.chosen], role="chosen"))
             rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, [p.rejected], role="rejected"))
         if task == "regression":
-            sc, sr = gold_scores(p, pt.min_score, pt.max_score)
+            sc, sr = gold_scores(p, *pt.score_scale)  # type: ignore[misc]
             rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, [p.chosen], role="chosen", gold_score=sc))
             rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, [p.rejected], role="rejected", gold_score=sr))
     if not rows:
         raise ValueError("no usable pairs: every pair is a tie or the list is empty")
     return rows
+
+
+def load_training_pairs(data: DataConfig, seed: int = 0) -> list[PreferencePair]:
+    """A recipe's training pairs: ``data.builder`` or ``data.path`` (via ``judgerl.data.load_pairs``),
+    without ties, ``data.offset`` skipped and at most ``data.limit`` kept; ``seed`` seeds a builder.
+
+    See :class:`~judgerl.train.sections.DataConfig` for the fields.
+
+    Raises:
+        RecipeError: unknown builder, missing ``source``, or no usable pair.
+        judgerl.data.DataFormatError / FileNotFoundError: from the loaders.
+    """
+    d = data
+    need = None if d.limit is None else int(d.limit) + int(d.offset)
+    if d.builder:
+        if d.builder != "gsm8k-arith":
+            raise RecipeError(f"data.builder={d.builder!r}: known builders: gsm8k-arith")
+        if not d.source:
+            raise RecipeError("data.builder=gsm8k-arith needs data.source (a GSM8K jsonl file)")
+        from judgerl.data.builders.arith import build_arithmetic_pairs
+
+        pairs = build_arithmetic_pairs(d.source, limit=need, seed=seed, max_value=int(d.max_value), ops=d.ops)
+    else:
+        from judgerl.data import load_pairs
+
+        res = load_pairs(d.path, format=d.format, field_map=d.field_map, skip_invalid=bool(d.skip_invalid), limit=None)
+        pairs = [p for p in res.pairs if not p.tie]
+        if need is not None:
+            pairs = pairs[:need]
+    pairs = pairs[int(d.offset):]
+    if not pairs:
+        raise RecipeError("data: no usable (non-tie) training pairs")
+    return pairs
+
+
+def prompt_key(messages: Messages) -> str:
+    """The identity of a judge prompt without its assistant prefill (JSON of the other messages): how
+    the TIR rollout and the programmatic teacher find a prompt's row."""
+    msgs = list(messages)
+    if msgs and msgs[-1].get("role") == "assistant":
+        msgs = msgs[:-1]
+    return json.dumps([[m.get("role"), m.get("content")] for m in msgs], ensure_ascii=False)
 
 
 def with_prefill(rows: Sequence[dict[str, Any]], prefill: str | None) -> list[dict[str, Any]]:

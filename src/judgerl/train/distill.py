@@ -21,10 +21,14 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.backends.base import SamplingParams, derive_seed
-from judgerl.train.config import RecipeError, TrainConfig
+from judgerl.protocols.base import JudgeProtocol
+from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
+from judgerl.tools import Executor
+from judgerl.train.config import RecipeError
+from judgerl.train.sections import DistillConfig, ToolsConfig
 from judgerl.train.sft import SFTExample, example_from_judgment, row_key
 from judgerl.types import PreferencePair
 
@@ -59,7 +63,7 @@ def judge_rows(
     Raises:
         KeyError: a row's protocol has no judge. ValueError: ``samples`` < 1.
     """
-    from judgerl.judge import JudgeRequest
+    from judgerl.judge.core import JudgeRequest
 
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
@@ -189,41 +193,45 @@ def programmatic_teacher(rows: Sequence[dict[str, Any]], pairs_by_id: dict[str, 
     return teacher, usable
 
 
-def distill_examples(config: TrainConfig, rows: Sequence[dict[str, Any]], pairs: Sequence[PreferencePair],
-                     sandbox: Any = None) -> tuple[list[SFTExample], dict[str, Any]]:
-    """Teacher trajectories of the training rows, rejection-sampled (``config.distill``).
+def distill_examples(rows: Sequence[dict[str, Any]], pairs: Sequence[PreferencePair], *,
+                     protocols: Mapping[str, JudgeProtocol], spec: DistillConfig, tools: ToolsConfig | None = None,
+                     seed: int = 0, sandbox: Executor | None = None) -> tuple[list[SFTExample], dict[str, Any]]:
+    """Teacher trajectories of the training rows, rejection-sampled.
 
-    Tool rows (``task: tir``) are judged with tools in ``sandbox`` (default: from ``config.tools``).
+    Args:
+        rows, pairs: The GRPO rows to judge and their pairs.
+        protocols: The run's protocol objects by name (the rows' ``protocol`` column).
+        spec: The teacher (:class:`~judgerl.train.sections.DistillConfig`: teacher, samples, sampling,
+            forcing).
+        tools: Tool rows (``task: tir``): judged with tools (this budget and sandbox kind); None: no tools.
+        seed: Base of the per-sample seeds.
+        sandbox: The executor (default: from ``tools``).
 
     Raises:
         RecipeError: the teacher kept no trajectory, or no usable row.
         ImportError / ValueError: from :func:`judgerl.backends.load_backend` for a model teacher.
     """
-    from judgerl.judge import Judge
+    from judgerl.judge.core import Judge
 
-    d = config.distill
-    protocols = {p.name: p for p in (config.pairwise(), config.pointwise()) if p is not None}
-    tools = config.task == "tir"
-    if tools and sandbox is None:
+    if tools is not None and sandbox is None:
         from judgerl.tools import get_sandbox
 
-        t = config.tools
-        sandbox = get_sandbox(kind=t.sandbox, timeout_s=float(t.timeout_s), allow_unsafe=t.allow_unsafe)
-    if d.teacher == PROGRAMMATIC:
-        backend, rows = programmatic_teacher(rows, {p.id: p for p in pairs}, protocols, tools)
+        sandbox = get_sandbox(kind=tools.sandbox, timeout_s=float(tools.timeout_s), allow_unsafe=tools.allow_unsafe)
+    if spec.teacher == PROGRAMMATIC:
+        backend, rows = programmatic_teacher(rows, {p.id: p for p in pairs}, dict(protocols), tools is not None)
     else:
         from judgerl.backends import load_backend
 
-        backend = load_backend(str(d.teacher))
-    params = SamplingParams(max_new_tokens=int(d.max_new_tokens), temperature=float(d.temperature))
-    judges = {name: Judge(p, backend, params, sandbox=sandbox if tools else None,
-                          max_tool_rounds=int(config.tools.max_rounds), force_answer=bool(d.force_answer),
-                          seed=config.seed)
+        backend = load_backend(str(spec.teacher))
+    params = SamplingParams(max_new_tokens=int(spec.max_new_tokens), temperature=float(spec.temperature))
+    rounds = int(tools.max_rounds) if tools is not None else MAX_TOOL_ROUNDS
+    judges = {name: Judge(p, backend, params, sandbox=sandbox if tools is not None else None,
+                          max_tool_rounds=rounds, force_answer=bool(spec.force_answer), seed=seed)
               for name, p in protocols.items()}
-    judged = judge_rows(judges, rows, int(d.samples), config.seed, tag="distill",
+    judged = judge_rows(judges, rows, int(spec.samples), seed, tag="distill",
                         progress=lambda a, b: logger.info("teacher: %d/%d judgments", a, b))
-    examples, stats = select_examples(rows, judged, {"teacher": getattr(backend, "name", str(d.teacher))})
-    stats["teacher"] = getattr(backend, "name", str(d.teacher))
+    examples, stats = select_examples(rows, judged, {"teacher": backend.name})
+    stats["teacher"] = backend.name
     if not examples:
         raise RecipeError(f"distill: the teacher {stats['teacher']!r} judged no row correctly ({stats})")
     return examples, stats

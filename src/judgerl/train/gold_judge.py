@@ -1,4 +1,4 @@
-"""Judges trained against a gold judge's labels (judge-as-reward study, MISSION.md section 3).
+"""Judges trained against a gold judge's labels (judge-as-reward study, "Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025).
 
 "Reasoning judge: SFT on the gold judge's reasoning + score, then GRPO with reward r = -1 if the output
 is invalid, else (M_max - (ŝ - s)²) / M_max" (:mod:`judgerl.rewards.regression`, recipe
@@ -35,7 +35,7 @@ def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, id
     """SFT targets from gold labels (module docstring, step 1).
 
     Args:
-        labels: Label records by id (:func:`judgerl.label.read_labels`).
+        labels: Label records by id (:func:`judgerl.gold.label.read_labels`).
         protocol: The PoS protocol of the judge being trained (its scale must hold the gold scores).
         ids: Use only these ids (e.g. the training split); default all, in id order.
 
@@ -44,7 +44,7 @@ def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, id
         "off_scale", "as_written"}``.
     """
     from judgerl.train.sft import SFTExample
-    from judgerl.untrusted import escape_fences, neutralise_tags
+    from judgerl.text.untrusted import escape_fences, neutralise_tags
 
     counts = {"used": 0, "invalid_gold": 0, "off_scale": 0, "as_written": 0}
     out = []
@@ -54,7 +54,8 @@ def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, id
             counts["invalid_gold"] += 1
             continue
         score = float(lab["score"])
-        if not protocol.min_score <= score <= protocol.max_score:
+        lo, hi = protocol.score_scale
+        if not lo <= score <= hi:
             counts["off_scale"] += 1
             continue
         reasoning = str(lab.get("reasoning") or "")
@@ -129,7 +130,7 @@ def train_gold_judge(labels_dir: str | Path, out_dir: str | Path, *, base_model:
 
     from judgerl.backends.models import resolve_hf_path
     from judgerl.data.io import write_pairs_jsonl
-    from judgerl.label import read_labels
+    from judgerl.gold.label import read_labels
     from judgerl.protocols import get_protocol
     from judgerl.train.sft import run_sft, write_examples
 
@@ -169,7 +170,7 @@ def train_gold_judge(labels_dir: str | Path, out_dir: str | Path, *, base_model:
         grpo_dir = out / "grpo"
         if not (grpo_dir / "final" / "config.json").is_file():
             from judgerl.train.config import load_recipe
-            from judgerl.train.grpo import run_training
+            from judgerl.train.run import run_training
 
             overrides = [f"model={model_for_grpo}", f"data.path={out / 'gold_pairs.jsonl'}", f"output_dir={grpo_dir}",
                          "warmup.steps=0", "data.limit=null", f"grpo.max_steps={grpo_steps}", f"seed={seed}",

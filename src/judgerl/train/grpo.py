@@ -1,19 +1,9 @@
-"""Run a judge-training recipe: data -> GRPO rows -> (SFT stage) -> GRPO/DAPO on TRL.
+"""The GRPO pieces of judge training on TRL: the trainer config from a recipe, checkpoints, frozen layers.
 
-:func:`run_training` is what ``judgerl train`` calls; a recipe with ``zero.rounds`` goes to
-:func:`judgerl.train.bootstrap.run_zero`. :func:`train_recipe` runs one SFT and/or GRPO stage from a
-given initial model (also used by every TIR-Judge-Zero phase). The pieces are reusable on their
-own: :func:`load_training_pairs`, :func:`build_reward_funcs`, :func:`build_grpo_config`.
-
-Output directory of a run::
-
-    config.json            the resolved config (what --resume reloads)
-    sft_examples.jsonl     the SFT targets (templated, or teacher trajectories kept by rejection
-    sft_stats.json         sampling) and their statistics
-    sft/                   the model after the SFT stage (+ sft/adapter with LoRA; done.json last)
-    checkpoint-N/          GRPO checkpoints
-    final/                 the trained judge (+ final/adapter with LoRA)
-    metrics.jsonl, curves_*.png
+:func:`build_grpo_config` makes a :class:`~judgerl.train.trainer.JudgeGRPOConfig` from
+:data:`GRPO_DEFAULTS`, the recipe's ``grpo`` and ``dapo`` sections and the reward weights; the run
+itself is :func:`judgerl.train.run.run_training` (stages: :mod:`judgerl.train.stages`; rewards:
+:mod:`judgerl.train.rewards`).
 """
 
 from __future__ import annotations
@@ -21,10 +11,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from judgerl.train.config import RecipeError, TrainConfig, closest
-from judgerl.types import PreferencePair
 
 logger = logging.getLogger(__name__)
 
@@ -44,110 +33,6 @@ GRPO_DEFAULTS: dict[str, Any] = dict(
     shuffle_dataset=True,
     log_completions=False,
 )
-
-
-def load_training_pairs(config: TrainConfig) -> list[PreferencePair]:
-    """The recipe's training pairs: ``data.builder`` or ``data.path`` (via ``judgerl.data.load_pairs``).
-
-    See :class:`~judgerl.train.config.DataConfig` for the fields.
-
-    Raises:
-        RecipeError: unknown builder, missing ``source``, or no usable pair.
-        judgerl.data.DataFormatError / FileNotFoundError: from the loaders.
-    """
-    d = config.data
-    need = None if d.limit is None else int(d.limit) + int(d.offset)
-    if d.builder:
-        if d.builder != "gsm8k-arith":
-            raise RecipeError(f"data.builder={d.builder!r}: known builders: gsm8k-arith")
-        if not d.source:
-            raise RecipeError("data.builder=gsm8k-arith needs data.source (a GSM8K jsonl file)")
-        from judgerl.data.builders.arith import build_arithmetic_pairs
-
-        pairs = build_arithmetic_pairs(d.source, limit=need, seed=config.seed, max_value=int(d.max_value), ops=d.ops)
-    else:
-        from judgerl.data import load_pairs
-
-        res = load_pairs(d.path, format=d.format, field_map=d.field_map, skip_invalid=bool(d.skip_invalid), limit=None)
-        pairs = [p for p in res.pairs if not p.tie]
-        if need is not None:
-            pairs = pairs[:need]
-    pairs = pairs[int(d.offset):]
-    if not pairs:
-        raise RecipeError("data: no usable (non-tie) training pairs")
-    return pairs
-
-
-def build_reward_funcs(config: TrainConfig) -> tuple[list[Callable[..., Any]], list[float]]:
-    """Reward functions and weights for ``config.rewards`` (0 weights dropped).
-
-    Every reward gets the recipe's protocol objects (with their options: a 0-9 PoS recipe's
-    format and regression rewards parse on 0-9).
-
-    Raises:
-        RecipeError: ``overlong`` without ``dapo.overlong_buffer``.
-    """
-    from trl.rewards import get_soft_overlong_punishment
-
-    from judgerl.rewards import (
-        get_consistency_reward,
-        get_format_reward,
-        get_pointwise_pair_reward,
-        get_regression_reward,
-        get_tir_reward,
-        get_verdict_reward,
-    )
-
-    pw, pt = config.pairwise(), config.pointwise()
-    both = [p for p in (pw, pt) if p is not None]
-    funcs, weights = [], []
-    for name, w in config.rewards.weights().items():
-        if name == "verdict":
-            fn = get_verdict_reward(pw)
-        elif name == "consistency":
-            fn = get_consistency_reward(pw)
-        elif name == "pointwise_pair":
-            fn = get_pointwise_pair_reward(pt)
-        elif name == "format":
-            fn = get_format_reward(both)
-        elif name == "regression":
-            fn = get_regression_reward(pt)
-        elif name == "tir":
-            fn = get_tir_reward(pw, max_tool_calls=int(config.tools.max_rounds))
-            if config.tools.force_answer:
-                fn = forced_answer_reward(fn)
-        elif name == "overlong":
-            if not config.dapo.overlong_buffer:
-                raise RecipeError("rewards.overlong needs dapo.overlong_buffer (L_cache, in tokens)")
-            max_len = int(config.grpo.get("max_completion_length", GRPO_DEFAULTS["max_completion_length"]))
-            fn = get_soft_overlong_punishment(max_len, int(config.dapo.overlong_buffer))
-            fn.__name__ = "soft_overlong_punishment"  # type: ignore[attr-defined]
-        else:  # pragma: no cover - RewardsConfig has no other fields
-            raise RecipeError(f"rewards.{name}: unknown reward")
-        funcs.append(fn)
-        weights.append(float(w))
-    return funcs, weights
-
-
-def forced_answer_reward(base: Callable[..., list[float | None]]) -> Callable[..., list[float | None]]:
-    """The TIR reward ``base`` with Rf = 0 for rollouts whose answer tag judgerl forced.
-
-    TIR-Judge's Rf requires the answer tags to be present; a forced tag was written by judgerl, not
-    the policy, so such a rollout scores R = Rc × (0.1 + 0.9 · 0) = 0.1 · Rc
-    (:func:`judgerl.rewards.tir.tir_reward_value`; Rc = 1[R > 0] since R ≥ 0.1 · Rc): a correctness
-    signal for a base that never writes the tag (the verdict token after the forced tag is
-    trained), ten times smaller than a correct judgment in the policy's own format. Reads the
-    ``forced`` flag of the rollout's ``trajectories`` column.
-    """
-    from judgerl.rewards.tir import tir_reward_value
-
-    def tir_reward(completions: Any, **kwargs: Any) -> list[float | None]:
-        values = base(completions, **kwargs)
-        trajs = kwargs.get("trajectories") or [None] * len(values)
-        return [v if v is None or not (t or {}).get("forced") else tir_reward_value(float(v > 0), 0.0, 0.0)
-                for v, t in zip(values, trajs)]
-
-    return tir_reward
 
 
 def build_grpo_config(config: TrainConfig, weights: list[float]) -> Any:
@@ -210,34 +95,3 @@ def freeze_bottom(model: Any, n_layers: int) -> int:
         for p in layer.parameters():
             p.requires_grad_(False)
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
-def run_training(config: TrainConfig) -> dict[str, Any]:
-    """Train a judge with the recipe ``config``.
-
-    Plain recipes (:func:`judgerl.train.stages.train_recipe`): load pairs -> GRPO rows (both halves
-    of each pair adjacent) -> load the model (+ LoRA) -> SFT stage (``warmup.steps`` > 0: templated
-    trajectories, or teacher trajectories kept by rejection sampling when ``distill.teacher`` is
-    set; skipped when resuming) -> GRPO with the recipe's rewards and DAPO options -> save
-    ``<output_dir>/final``. Recipes with ``zero.rounds`` > 0 run TIR-Judge-Zero
-    (:func:`judgerl.train.bootstrap.run_zero`).
-
-    Writes ``<output_dir>/config.json`` (the resolved config), ``metrics.jsonl`` (one record per
-    logged step, phases ``warmup`` then ``grpo``), ``curves_*.png``, ``sft/`` and checkpoints
-    ``checkpoint-N`` every ``grpo.save_steps`` steps (layout: module docstring).
-
-    Returns:
-        Summary dict: ``output_dir``, ``final_model``, ``sft_model``, ``global_step``,
-        ``resumed_from``, ``n_pairs``, ``n_rows``, ``metrics`` (and ``rounds`` for Zero).
-
-    Raises:
-        RecipeError: invalid config.
-    """
-    config.validate()
-    if config.zero.rounds:
-        from judgerl.train.bootstrap import run_zero
-
-        return run_zero(config)
-    from judgerl.train.stages import train_recipe
-
-    return train_recipe(config)

@@ -4,7 +4,7 @@ With ``lora.r > 0`` a recipe trains a LoRA adapter (Hu et al., 2021: W + alpha/r
 B, A; base weights frozen) on every stage (SFT and GRPO continue the same adapter). Each saved model
 directory is then a *merged* model (loadable by every backend, evaluated like any checkpoint) with
 the adapter alone in ``<dir>/adapter`` (a few MB: what a shipped judge stores; see
-:mod:`judgerl.judges`).
+:mod:`judgerl.backends.named`).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def save_trained(model: Any, tokenizer: Any, dest: str | Path, base_path: str | 
         model.save_pretrained(dest)
         tokenizer.save_pretrained(dest)
         return dest
-    from judgerl.judges import merge_adapter
+    from judgerl.backends.named import merge_adapter
 
     staging = dest.parent / f".{dest.name}-adapter"
     shutil.rmtree(staging, ignore_errors=True)

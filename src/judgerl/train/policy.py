@@ -1,6 +1,6 @@
 """Policy GRPO against a judge, checked by a gold judge (judge-as-reward; recipe ``policy-grpo``).
 
-The paper's setting (../shared/docs/MISSION.md, section 3): a policy is trained with GRPO (TRL) on
+The judge-as-reward paper's setting ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025): a policy is trained with GRPO (TRL) on
 prompts; its reward is a pointwise judge's expected score, the judge hosted on its own server; held-out
 prompts are scored by a gold judge over training, and curves of train-judge score vs gold score reveal
 reward hacking (train score rises while gold score falls).
@@ -10,7 +10,7 @@ reward hacking (train score rises while gold score falls).
 1. prompts (``prompts``: e.g. IFEval's 541) are split by a seeded hash into held-out (``heldout``) and
    training prompts;
 2. the reward is the training judge: in process (:func:`judgerl.rewards.judge.get_judge_reward` on a
-   :class:`~judgerl.scoring.JudgeScorer`) or, with ``reward_url``, a ``judgerl serve`` server
+   :class:`~judgerl.judge.scorer.JudgeScorer`) or, with ``reward_url``, a ``judgerl serve`` server
    (:func:`judgerl.serve.client.remote_reward`: every request carries an ``X-Request-ID`` its retries
    reuse, so a retry is never judged twice; a server that is down or restarting is retried with backoff
    for ``reward_retry_s`` seconds; items the server failed to judge are re-requested, never silently
@@ -121,12 +121,11 @@ def build_reward(cfg: PolicyConfig) -> Any:
         return remote_reward(cfg.reward_url, score_mode=cfg.judge.score_mode, max_retry_s=cfg.reward_retry_s,
                              name="judge")
     from judgerl.rewards.judge import get_judge_reward
-    from judgerl.scoring import load_scorer, parse_scale
+    from judgerl.gold.scorer import load_scorer
+    from judgerl.judge.scorer import parse_scale
 
     j = cfg.judge
-    scorer = load_scorer(j.model, scale=parse_scale(j.scale), mode=j.score_mode, samples=j.samples,
-                         max_new_tokens=j.max_new_tokens, temperature=j.temperature, force_answer=j.force_answer,
-                         seed=cfg.seed, protocol_args={"anti_hacking": True} if j.anti_hacking else None)
+    scorer = load_scorer(j.model, scale=parse_scale(j.scale), mode=j.score_mode, options=j.options(cfg.seed))
     return get_judge_reward(scorer, invalid_reward=cfg.invalid_reward, name="judge")
 
 
@@ -135,7 +134,7 @@ class PolicyMonitor(TrainerCallback):
 
     Args:
         reward: The training judge (:class:`~judgerl.rewards.judge.JudgeReward`).
-        gold: The gold :class:`~judgerl.scoring.PointwiseScorer`.
+        gold: The gold :class:`~judgerl.judge.scorer.PointwiseScorer`.
         heldout: ``[(id, prompt)]`` held-out prompts.
         tokenizer: The policy's tokenizer.
         out_dir: Run directory.
@@ -196,7 +195,7 @@ class PolicyMonitor(TrainerCallback):
         from judgerl.audit import audit_texts, flag_rates
         from judgerl.backends import SamplingParams
         from judgerl.backends.hf import HFBackend
-        from judgerl.scoring import ScoreItem
+        from judgerl.judge.scorer import ScoreItem
 
         prompts = [p for _, p in self.heldout]
         backend = HFBackend.from_loaded(model, self.tokenizer, name="policy")
@@ -285,7 +284,7 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
     from trl import GRPOTrainer
 
     from judgerl.backends.models import resolve_hf_path
-    from judgerl.scoring import load_scorer
+    from judgerl.gold.scorer import load_scorer
     from judgerl.train.callbacks import MetricsLogger, TimeLimit
 
     cfg.validate()

@@ -1,7 +1,8 @@
 """Policy-training recipes (``task: policy``): a YAML file -> a typed :class:`PolicyConfig`.
 
-A policy recipe trains a *policy* with GRPO against a judge (the judge-as-reward setting, MISSION.md
-section 3), where the judge recipes (:mod:`judgerl.train.config`) train judges. ``judgerl train --config
+A policy recipe trains a *policy* with GRPO against a judge (the judge-as-reward setting,
+"Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025), where the judge
+recipes (:mod:`judgerl.train.config`) train judges. ``judgerl train --config
 policy-grpo`` recognises it by ``task: policy``. Sections are dataclasses, so every field has one default
 here and a misspelt key is an error naming the closest valid one; ``grpo`` holds fields of TRL's
 ``GRPOConfig``. Overrides use dotted keys (``judge.score_mode=parsed``, ``grpo.max_steps=2``).
@@ -16,7 +17,9 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
-from judgerl.expected import SCORE_MODES
+from judgerl.judge.defaults import DEFAULT_MAX_NEW_TOKENS
+from judgerl.judge.expected import SCORE_MODES
+from judgerl.judge.options import JudgeOptions
 from judgerl.train.config import RecipeError, closest, recipe_path
 
 POLICY_TASK = "policy"
@@ -33,7 +36,7 @@ class PolicyJudgeConfig:
         samples: Judgments per response (``mean`` / ``expected``).
         max_new_tokens: Tokens per judgment.
         force_answer: Prefill the score tag when a judgment ends without it.
-        temperature: Judge sampling temperature (None: 0 for one sample, 0.7 for several).
+        temperature: Judge sampling temperature (None: :func:`judgerl.judge.defaults.default_temperature`).
         anti_hacking: The protocol's anti-hacking instruction (protocol option, when supported).
     """
 
@@ -41,10 +44,17 @@ class PolicyJudgeConfig:
     scale: str = "0-9"
     score_mode: str = "expected"
     samples: int = 1
-    max_new_tokens: int = 128
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     force_answer: bool = True
     temperature: float | None = None
     anti_hacking: bool = False
+
+    def options(self, seed: int = 0) -> JudgeOptions:
+        """These settings as the one set of judge options (:class:`~judgerl.judge.options.JudgeOptions`;
+        the PoS protocol and its scale are set by :func:`judgerl.gold.scorer.load_scorer`)."""
+        return JudgeOptions(self.model, protocol="pos", anti_hacking=self.anti_hacking, samples=self.samples,
+                            temperature=self.temperature, max_new_tokens=self.max_new_tokens, seed=seed,
+                            force_answer=self.force_answer)
 
 
 @dataclass
@@ -111,7 +121,7 @@ class PolicyConfig:
         """
         from trl import GRPOConfig
 
-        from judgerl.scoring import parse_scale
+        from judgerl.judge.scorer import parse_scale
 
         if self.task != POLICY_TASK:
             raise RecipeError(f"{where}: task must be {POLICY_TASK!r}, got {self.task!r}")

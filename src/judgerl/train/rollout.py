@@ -22,8 +22,10 @@ from typing import Any, Callable, Sequence
 
 from judgerl.backends.base import SamplingParams, derive_seed
 from judgerl.backends.chat import render_chat
+from judgerl.protocols.base import JudgeProtocol
+from judgerl.tools import Executor
 from judgerl.train.config import TrainConfig
-from judgerl.train.teachers import prompt_key
+from judgerl.train.datasets import prompt_key
 
 
 #: Segment kinds masked out of the GRPO loss: text judgerl inserted, not sampled from the policy.
@@ -60,8 +62,9 @@ def trajectory_ids(tokenizer: Any, trajectory: Any, max_len: int,
     return ids, mask
 
 
-def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None,
-                     rows: Sequence[dict[str, Any]] = ()) -> Callable[[list, Any], dict]:
+def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Executor | None = None,
+                     rows: Sequence[dict[str, Any]] = (), protocol: JudgeProtocol | None = None
+                     ) -> Callable[[list, Any], dict]:
     """A TRL ``rollout_func`` running the sandboxed tool loop with the trainer's current policy.
 
     TRL hands the rollout only the prompts; ``rows`` (the GRPO dataset rows,
@@ -75,7 +78,8 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None,
     never wrote one; the forced prefill is masked, the tokens after it are trained, and the
     ``trajectories`` column marks them ``forced`` for the reward). Sampling uses the trainer's
     ``temperature`` and ``top_p``; rollout ``i`` of step ``s`` on process ``p`` samples with
-    ``derive_seed(seed, s, p, i)``. Logs ``judge/tool_use_rate`` (fraction of rollouts with at
+    ``derive_seed(seed, s, p, i)``. ``protocol``: the run's pairwise protocol object (default: built
+    from the recipe). Logs ``judge/tool_use_rate`` (fraction of rollouts with at
     least one executed block), ``judge/tool_error_rate`` and ``judge/forced_rate`` through the
     trainer.
 
@@ -86,11 +90,11 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Any = None,
         RuntimeError: (when called) from the sandbox or the tool loop.
     """
     from judgerl.backends.hf import HFBackend
-    from judgerl.judge import Judge, JudgeRequest
+    from judgerl.judge.core import Judge, JudgeRequest
     from judgerl.tools import get_sandbox
 
     tools = config.tools
-    protocol = config.pairwise()
+    protocol = protocol if protocol is not None else config.pairwise()
     box = sandbox or get_sandbox(kind=tools.sandbox, timeout_s=float(tools.timeout_s), allow_unsafe=tools.allow_unsafe)
     shown = {prompt_key(r["prompt"]): tuple(r.get("responses") or ()) for r in rows}
 

@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from judgerl.codeblocks import MAX_TOOL_ROUNDS
+from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
 from judgerl.train import defaults
 
 
@@ -104,7 +104,7 @@ class ZeroConfig:
     """TIR-Judge-Zero iterative bootstrapping (Xu et al., 2025): ``rounds`` x (RL -> sample
     ``samples`` trajectories per row with the RL policy -> keep per row the correct one that is
     shortest with the fewest tool calls -> SFT from the ORIGINAL base), then a last RL phase.
-    No teacher, no templated warm-up. See :mod:`judgerl.train.bootstrap`.
+    No teacher, no templated warm-up. See :mod:`judgerl.train.zero`.
 
     Attributes:
         rounds: Bootstrap rounds (0 = off; a plain recipe). The run has ``rounds + 1`` RL phases.

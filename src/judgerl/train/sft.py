@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from judgerl.codeblocks import output_block
+from judgerl.text.codeblocks import output_block
 from judgerl.types import Decision, PreferencePair
 
 #: Segment kinds excluded from the SFT loss (interpreter output; TIR-Judge).
@@ -160,7 +160,7 @@ def pairwise_decision(protocol: Any, winner: int) -> Decision:
     verdict = ("A", "B")[winner]
     if protocol.name == "pav":
         return Decision(valid=True, verdict=verdict)  # type: ignore[arg-type]
-    lo, hi = float(getattr(protocol, "min_score", 0)), float(getattr(protocol, "max_score", 10))
+    lo, hi = protocol.score_scale or (0.0, 10.0)
     good, bad = (hi - 1, lo + 1) if hi - lo > 2 else (hi, lo)
     return Decision(valid=True, verdict=verdict, scores=(good, bad) if winner == 0 else (bad, good))  # type: ignore[arg-type]
 
@@ -217,7 +217,8 @@ def warmup_pieces(
         if role not in ("chosen", "rejected") or order is not None:
             raise ValueError("a pointwise target needs role='chosen'|'rejected' and no order")
         if gold_score is None:
-            gold_score = protocol.max_score if role == "chosen" else protocol.min_score
+            lo, hi = protocol.score_scale
+            gold_score = hi if role == "chosen" else lo
         response = pair.chosen if role == "chosen" else pair.rejected
         if rationale:
             verdict = "correct" if role == "chosen" else "wrong"

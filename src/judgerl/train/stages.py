@@ -1,22 +1,26 @@
 """One training run from an initial model: an SFT stage and/or a GRPO stage.
 
 :func:`train_recipe` is a plain recipe (``judgerl train``) and every phase of TIR-Judge-Zero
-(:mod:`judgerl.train.bootstrap`). Under several processes (``accelerate launch``) the teacher /
+(:mod:`judgerl.train.zero`): it reads the phase's recipe once (:class:`~judgerl.train.setup.TrainSetup`:
+protocol objects, model path, pairs, rows) and hands each stage only the objects it needs. Under several processes (``accelerate launch``) the teacher /
 template data and the saved models are written by the main process only; the others wait at a
 barrier and read them (every process trains).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from judgerl.backends.models import resolve_hf_path
+from judgerl.protocols.base import JudgeProtocol
 from judgerl.train.config import SAVED_CONFIG, TrainConfig
+from judgerl.train.sections import LoraConfig, WarmupConfig
+from judgerl.train.setup import TrainSetup
 from judgerl.train.sft import SFTExample
 
 logger = logging.getLogger(__name__)
@@ -46,43 +50,44 @@ def barrier() -> None:
     _state().wait_for_everyone()
 
 
-def load_policy(config: TrainConfig, path: str, adapter: str | Path | None = None) -> tuple[Any, Any]:
-    """Model and tokenizer from ``path`` (fp32), bottom layers frozen (``freeze_layers``) or wrapped
+def load_policy(path: str, *, seed: int = 0, freeze_layers: int = 0, lora: LoraConfig | None = None,
+                adapter: str | Path | None = None) -> tuple[Any, Any]:
+    """Model and tokenizer from ``path`` (fp32), the bottom ``freeze_layers`` layers frozen or wrapped
     with LoRA (``lora``; ``adapter``: continue that adapter instead of a fresh one)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from judgerl.train import lora
+    from judgerl.train import lora as lora_mod
     from judgerl.train.grpo import freeze_bottom
 
     tokenizer = AutoTokenizer.from_pretrained(path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-    torch.manual_seed(config.seed)
-    if config.freeze_layers:
-        n = freeze_bottom(model, int(config.freeze_layers))
-        logger.info("froze embeddings + %d layers; %d trainable parameters", config.freeze_layers, n)
-    return lora.wrap(model, config.lora, adapter), tokenizer
+    torch.manual_seed(seed)
+    if freeze_layers:
+        n = freeze_bottom(model, int(freeze_layers))
+        logger.info("froze embeddings + %d layers; %d trainable parameters", freeze_layers, n)
+    return lora_mod.wrap(model, lora or LoraConfig(), adapter), tokenizer
 
 
-def prepare_sft_examples(config: TrainConfig, rows: Sequence[dict[str, Any]], pairs: Sequence[Any],
-                         out: Path) -> list[SFTExample]:
+def prepare_sft_examples(rows: Sequence[dict[str, Any]], pairs: Sequence[Any], out: Path, *,
+                         protocols: Mapping[str, JudgeProtocol], n: int | None = None,
+                         teacher: Callable[[], tuple[list[SFTExample], dict[str, Any]]] | None = None,
+                         resume: bool = False) -> list[SFTExample]:
     """The SFT stage's targets, written to ``<out>/sft_examples.jsonl`` (+ ``sft_stats.json``):
-    teacher trajectories kept by rejection sampling (``distill.teacher``) or templated judgments.
-    A resumed run reuses the file. Computed on the main process only."""
+    ``teacher()`` (teacher trajectories kept by rejection sampling, :func:`judgerl.train.distill.distill_examples`)
+    or templated judgments of the first ``n`` rows (None: all) with ``protocols``. A resumed run reuses
+    the file. Computed on the main process only."""
     from judgerl.train.sft import read_examples, templated_examples, write_examples
 
     path = out / SFT_EXAMPLES
-    n = len(rows) if config.warmup.examples is None else int(config.warmup.examples)
-    if is_main_process() and not (config.resume and path.is_file()):
-        if config.distill.teacher:
-            from judgerl.train.distill import distill_examples
-
-            examples, stats = distill_examples(config, rows[:n], pairs)
+    n = len(rows) if n is None else int(n)
+    if is_main_process() and not (resume and path.is_file()):
+        if teacher is not None:
+            examples, stats = teacher()
         else:
-            pw, pt = config.pairwise(), config.pointwise()
-            examples = templated_examples(rows[:n], {p.id: p for p in pairs}, [p for p in (pw, pt) if p is not None])
+            examples = templated_examples(rows[:n], {p.id: p for p in pairs}, list(protocols.values()))
             stats = {"source": "templated", "rows": n, "selected": len(examples)}
         write_examples(examples, path)
         (out / SFT_STATS).write_text(json.dumps(stats, indent=2) + "\n")
@@ -91,17 +96,16 @@ def prepare_sft_examples(config: TrainConfig, rows: Sequence[dict[str, Any]], pa
     return read_examples(path)
 
 
-def sft_stage(config: TrainConfig, model: Any, tokenizer: Any, examples: Sequence[SFTExample], out: Path,
-              base_path: str, callbacks: Sequence[Any] = ()) -> Any:
-    """SFT on ``examples`` (``warmup`` section: steps, learning rate, batch size; ``sft``: any
-    ``SFTConfig`` field), then save the model to ``<out>/sft`` (+ ``done.json``)."""
+def sft_stage(model: Any, tokenizer: Any, examples: Sequence[SFTExample], out: Path, base_path: str,
+              sft_args: Mapping[str, Any], callbacks: Sequence[Any] = ()) -> Any:
+    """SFT on ``examples`` with ``sft_args`` (``SFTConfig`` fields: the recipe's ``warmup`` steps,
+    learning rate, batch size and seed, then its ``sft`` section), then save the model to
+    ``<out>/sft`` (+ ``done.json``)."""
     from judgerl.train.callbacks import MetricsLogger
     from judgerl.train.lora import save_trained
     from judgerl.train.sft import run_sft
 
-    kw = dict(max_steps=int(config.warmup.steps), learning_rate=float(config.warmup.learning_rate),
-              per_device_train_batch_size=int(config.warmup.batch_size), seed=config.seed)
-    kw.update(config.sft)
+    kw = dict(sft_args)
     logger.info("SFT: %d steps on %d trajectories", kw["max_steps"], len(examples))
     model = run_sft(model, tokenizer, examples, out / "sft-logs", kw, [MetricsLogger(out, "warmup"), *callbacks])
     if is_main_process():
@@ -111,27 +115,22 @@ def sft_stage(config: TrainConfig, model: Any, tokenizer: Any, examples: Sequenc
     return model
 
 
-def grpo_stage(config: TrainConfig, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], out: Path,
-               base_path: str, resume_from: str | None, callbacks: Sequence[Any] = ()) -> Any:
-    """GRPO with the recipe's rewards and DAPO options, then save ``<out>/final``. Returns the trainer."""
+def grpo_stage(model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], out: Path, base_path: str,
+               resume_from: str | None, *, reward_funcs: Sequence[Any], grpo_args: Any,
+               rollout_func: Any = None, callbacks: Sequence[Any] = ()) -> Any:
+    """GRPO (``grpo_args``: a :class:`~judgerl.train.trainer.JudgeGRPOConfig`) with ``reward_funcs``
+    and, for tool-integrated training, ``rollout_func`` (:func:`judgerl.train.rollout.make_tir_rollout`);
+    then save ``<out>/final``. Returns the trainer."""
     from judgerl.train.callbacks import MetricsLogger
     from judgerl.train.datasets import to_dataset
-    from judgerl.train.grpo import build_grpo_config, build_reward_funcs
     from judgerl.train.lora import is_peft, save_trained
     from judgerl.train.trainer import JudgeGRPOTrainer
 
-    funcs, weights = build_reward_funcs(config)
-    args = build_grpo_config(config, weights)
-    rollout_func = None
-    if config.task == "tir":
-        from judgerl.train.rollout import make_tir_rollout
-
-        rollout_func = make_tir_rollout(config, tokenizer, rows=rows)
     tokenizer.padding_side = "left"
     trainer = JudgeGRPOTrainer(
         model=model,
-        reward_funcs=funcs,
-        args=args,
+        reward_funcs=list(reward_funcs),
+        args=grpo_args,
         train_dataset=to_dataset(list(rows)),
         processing_class=tokenizer,
         callbacks=[MetricsLogger(out, "grpo"), *callbacks],
@@ -149,6 +148,15 @@ def grpo_stage(config: TrainConfig, model: Any, tokenizer: Any, rows: Sequence[d
             tokenizer.save_pretrained(str(final))
     trainer.accelerator.wait_for_everyone()
     return trainer
+
+
+def sft_args(warmup: WarmupConfig, sft: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """The SFT stage's ``SFTConfig`` fields: the ``warmup`` section's steps, learning rate and batch size,
+    the seed, then the recipe's ``sft`` section (any ``SFTConfig`` field)."""
+    kw: dict[str, Any] = dict(max_steps=int(warmup.steps), learning_rate=float(warmup.learning_rate),
+                              per_device_train_batch_size=int(warmup.batch_size), seed=seed)
+    kw.update(sft)
+    return kw
 
 
 def train_recipe(
@@ -188,10 +196,11 @@ def train_recipe(
     Raises:
         ValueError: ``prefill`` with a task other than ``tir``.
     """
-    from judgerl.train import lora
     from judgerl.train.callbacks import TimeLimit
-    from judgerl.train.datasets import build_rows, with_prefill
-    from judgerl.train.grpo import last_checkpoint, load_training_pairs
+    from judgerl.train.datasets import with_prefill
+    from judgerl.train.grpo import GRPO_DEFAULTS, build_grpo_config, last_checkpoint
+    from judgerl.train.lora import ADAPTER_DIR
+    from judgerl.train.rewards import RewardContext, reward_funcs
 
     if prefill and config.task != "tir":
         raise ValueError(f"a GRPO prefill needs task 'tir' (the tool-loop rollouts read it as part of the judge's turn); "
@@ -206,25 +215,37 @@ def train_recipe(
     if is_main_process():
         (out / SAVED_CONFIG).write_text(json.dumps(config.to_dict(), indent=2))
 
-    pairs = load_training_pairs(config)
-    rows = build_rows(pairs, config.task, config.pairwise(), config.pointwise())
-    base_path = resolve_hf_path(config.model)
+    setup = TrainSetup.from_config(config)  # the recipe's names become objects here, once
+    pairs, rows, base_path = list(setup.pairs), list(setup.rows), setup.base_model
     init = init_path or base_path
     resume_from = last_checkpoint(out) if (config.resume and grpo) else None
     sft_dir = out / "sft"
     do_sft = sft and int(config.warmup.steps) > 0
+    policy = dict(seed=config.seed, freeze_layers=int(config.freeze_layers), lora=config.lora)
     if resume_from is not None or not do_sft:
-        model, tokenizer = load_policy(config, init, init_adapter)
+        model, tokenizer = load_policy(init, adapter=init_adapter, **policy)
     elif config.resume and (sft_dir / DONE).is_file():
         logger.info("resuming after the finished SFT stage in %s", sft_dir)
         if config.lora.r:
-            model, tokenizer = load_policy(config, base_path, sft_dir / lora.ADAPTER_DIR)
+            model, tokenizer = load_policy(base_path, adapter=sft_dir / ADAPTER_DIR, **policy)
         else:
-            model, tokenizer = load_policy(config, str(sft_dir))
+            model, tokenizer = load_policy(str(sft_dir), **policy)
     else:
-        model, tokenizer = load_policy(config, init, init_adapter)
-        ex = examples if examples is not None else prepare_sft_examples(config, rows, pairs, out)
-        model = sft_stage(config, model, tokenizer, ex, out, base_path, limit_cb)
+        model, tokenizer = load_policy(init, adapter=init_adapter, **policy)
+        if examples is not None:
+            ex = examples
+        else:
+            teacher = None
+            if config.distill.teacher:
+                from judgerl.train.distill import distill_examples
+
+                n = len(rows) if config.warmup.examples is None else int(config.warmup.examples)
+                teacher = functools.partial(distill_examples, rows[:n], pairs, protocols=setup.protocols,
+                                            spec=config.distill, tools=config.tools if config.task == "tir" else None,
+                                            seed=config.seed)
+            ex = prepare_sft_examples(rows, pairs, out, protocols=setup.protocols, n=config.warmup.examples,
+                                      teacher=teacher, resume=config.resume)
+        model = sft_stage(model, tokenizer, ex, out, base_path, sft_args(config.warmup, config.sft, config.seed), limit_cb)
     result: dict[str, Any] = {
         "output_dir": str(out),
         "final_model": None,
@@ -237,7 +258,19 @@ def train_recipe(
         "metrics": str(out / "metrics.jsonl"),
     }
     if grpo:
-        trainer = grpo_stage(config, model, tokenizer, with_prefill(rows, prefill), out, base_path, resume_from, limit_cb)
+        t = config.tools
+        context = RewardContext(setup.pairwise, setup.pointwise, int(t.max_rounds), bool(t.force_answer),
+                                int(config.grpo.get("max_completion_length", GRPO_DEFAULTS["max_completion_length"])),
+                                config.dapo.overlong_buffer)
+        funcs, weights = reward_funcs(config.rewards.weights(), context)
+        rollout_func = None
+        if config.task == "tir":
+            from judgerl.train.rollout import make_tir_rollout
+
+            rollout_func = make_tir_rollout(config, tokenizer, rows=rows, protocol=setup.pairwise)
+        trainer = grpo_stage(model, tokenizer, with_prefill(rows, prefill), out, base_path, resume_from,
+                             reward_funcs=funcs, grpo_args=build_grpo_config(config, weights),
+                             rollout_func=rollout_func, callbacks=limit_cb)
         step = int(trainer.state.global_step)
         result.update(final_model=str(out / "final"), global_step=step,
                       stopped_early=step < int(trainer.args.max_steps))

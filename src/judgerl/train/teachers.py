@@ -34,15 +34,15 @@ re-parsing the protocol's prompt layout.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from judgerl.backends.base import SamplingParams
 from judgerl.backends.chat import prefill_of
-from judgerl.codeblocks import output_blocks
+from judgerl.text.codeblocks import output_blocks
 from judgerl.data.builders.arith import MAX_VALUE_DIGITS, evaluate
+from judgerl.train.datasets import prompt_key
 from judgerl.types import Completion, Decision, Messages
 
 #: A number in a response: optional sign (not after a word character: "70-72" is 72), digits with
@@ -106,14 +106,6 @@ class _Case:
     expression: str
     responses: tuple[str, ...]
     tools: bool
-
-
-def prompt_key(messages: Messages) -> str:
-    """The identity of a judge prompt without its assistant prefill (JSON of the other messages)."""
-    msgs = list(messages)
-    if msgs and msgs[-1].get("role") == "assistant":
-        msgs = msgs[:-1]
-    return json.dumps([[m.get("role"), m.get("content")] for m in msgs], ensure_ascii=False)
 
 
 class ArithmeticTeacher:
@@ -192,7 +184,7 @@ class ArithmeticTeacher:
         from judgerl.train.sft import pairwise_decision
 
         if protocol.kind == "pointwise":
-            score = protocol.max_score if checks[0] else protocol.min_score
+            score = protocol.score_scale[1] if checks[0] else protocol.score_scale[0]
             return ("The answer matches." if checks[0] else "The answer is wrong."), Decision(valid=True, scores=(float(score),))
         if checks.count(True) != 1:
             return "I cannot tell which one is right.", None
@@ -211,7 +203,7 @@ class ArithmeticTeacher:
 
         if protocol.kind == "pointwise":
             ok = claims[0] == value
-            score = protocol.max_score if ok else protocol.min_score
+            score = protocol.score_scale[1] if ok else protocol.score_scale[0]
             return (f"{lead}The answer says {claims[0]}, {check(claims[0])}.",
                     Decision(valid=True, scores=(float(score),)))
         a, b = claims

@@ -1,7 +1,7 @@
 """Math answer equivalence with math-verify, under a wall-clock timeout that is safe from threads.
 
 math-verify's own timeout uses ``signal.alarm`` and therefore only works in the main thread (it
-raises in worker threads; DESIGN.md also bans SIGALRM timeouts in threads). judgerl runs
+raises in worker threads, and a SIGALRM timeout inside worker threads is unsafe anyway). judgerl runs
 math-verify in separate worker *processes* instead: inside a worker the check runs in that
 process's main thread, where math-verify's signal timeout is valid, and the calling thread waits on
 a pipe with its own deadline. A worker that misses the deadline (e.g. stuck in sympy) is killed and
@@ -28,7 +28,7 @@ import weakref
 from typing import Iterable
 
 from judgerl.verify.answers import extract_final_answer, strip_calculator_annotations  # re-exported
-from judgerl.workers import PoolClosedError, WorkerPool, kill_process, wait_readable
+from judgerl.tools.workers import PoolClosedError, WorkerPool, kill_process, wait_readable
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ _STARTUP_S = 60.0
 # ---------------------------------------------------------------------------------------------
 # worker processes: `python -m judgerl.verify._mathworker` speaking JSON lines over pipes.
 # A plain subprocess (not multiprocessing) never re-imports the caller's __main__ module. The pool
-# (FIFO handoff, start on demand, kill-and-replace on a missed deadline) is judgerl.workers'.
+# (FIFO handoff, start on demand, kill-and-replace on a missed deadline) is judgerl.tools.workers'.
 
 #: A request a fresh worker must answer before it counts as ready (its imports are done then).
 _WARM_UP = {"gold": "1", "pred": "1"}

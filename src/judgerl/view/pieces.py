@@ -5,7 +5,7 @@ The split uses the parser's own rules, so what is highlighted as the final answe
 :func:`judgerl.protocols.parsing.answer_region` reads as the answer region: the text after the last
 ``</think>`` with code blocks blanked. For tool-integrated judgments the code / tool / forced spans
 come from the trajectory's recorded segments (:class:`judgerl.types.Trajectory`), never from
-re-finding fences; without a trajectory, fenced blocks (:func:`judgerl.codeblocks.fence_spans`) are
+re-finding fences; without a trajectory, fenced blocks (:func:`judgerl.text.codeblocks.fence_spans`) are
 the judge's (unexecuted) code.
 
 Pieces are ``[kind, text]`` lists (JSON-friendly), kinds :data:`PIECE_KINDS`; their texts
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from judgerl.codeblocks import fence_spans
+from judgerl.text.codeblocks import fence_spans
 from judgerl.protocols.parsing import ParseFailure, answer_region
 from judgerl.types import Trajectory
 

@@ -6,6 +6,11 @@
 * :func:`build_arithmetic_pairs` -- arithmetic-verification pairs from GSM8K ``<<a+b=c>>``
   calculations (correct result vs a plausible slip); :func:`generated_arithmetic_pairs` -- the same
   kind of pairs on random expressions, with no input file.
+* issue 23's mixture: :mod:`.arith_forms` (arithmetic in four forms: multi-step expressions, word
+  problems, big numbers / separators / negatives / decimals, prose answers; generated) and
+  :mod:`.gsm8k_forms` (GSM8K solutions vs corrupted ones); :mod:`.chat_mix` (LLMBar / PandaLM /
+  hh-rlhf pairs for the no-tool rule); :mod:`.splits` (train / held-out by problem and by phrasing
+  family); :mod:`.mixes` (``judgerl data build arith-mix`` / ``chat-mix``).
 
 All return :class:`~judgerl.types.PreferencePair` lists; ``judgerl data build`` writes them as
 canonical JSONL.

@@ -20,8 +20,9 @@ def kill_leftovers(cfg: dict, child_pid: int) -> bool:
     """SIGKILL every process the run left behind (children, daemons, setsid escapes) and wait
     until they are gone, so they neither touch the next run nor count against its limits.
 
-    bwrap: the private pid namespace holds only bwrap's init (pid 1), this zygote and the run's
-    processes, so a /proc listing is exact and cheap. Fallback as root: every process of the
+    bwrap: the private pid namespace holds only this zygote (its pid 1, so orphans of the run
+    become its children and are reaped here) and the run's processes, so a /proc listing is exact
+    and cheap. Fallback as root: every process of the
     slot's uid is killed by a helper that becomes that uid and calls kill(-1) (atomic with respect
     to fork). Fallback as non-root: only the run's process group (documented weakness).
 
@@ -38,6 +39,7 @@ def kill_leftovers(cfg: dict, child_pid: int) -> bool:
         deadline = time.monotonic() + LEFTOVER_KILL_S
         swept = False
         while time.monotonic() < deadline:
+            reap_children()
             others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
             if not others:
                 return True
@@ -54,7 +56,21 @@ def kill_leftovers(cfg: dict, child_pid: int) -> bool:
         return False
     if cfg.get("uid") is not None:
         kill_as_uid(cfg)
+    reap_children()
     return True
+
+
+def reap_children() -> None:
+    """Reap every exited child of the zygote without blocking: the run's orphans (the zygote is
+    its pid namespace's init) and children a run made the zygote's own (``clone(CLONE_PARENT)``),
+    which would otherwise stay as zombies in /proc and hold pids of the run's budget."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def kill_as_uid(cfg: dict) -> None:

@@ -1,7 +1,6 @@
 """Expected score of a pointwise judge: the probability-weighted score at the judge's answer position.
 
-The judge-as-reward study (reasoning judges in non-verifiable post-training, ../shared/docs/MISSION.md
-section 3) rewards a policy with the judge's *expected* score rather than the one number it wrote:
+The judge-as-reward study ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025) rewards a policy with the judge's *expected* score rather than the one number it wrote:
 
     E[s] = Σ_s s · p(s) / Σ_s p(s)        over the valid scores s of the scale (0-9 in the paper)
 
@@ -38,21 +37,19 @@ A backend that cannot give token probabilities (scripted, an API without logprob
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Mapping, Sequence
 
+from judgerl.backends.base import Backend
 from judgerl.backends.chat import continue_prompt, prefill_of
+from judgerl.backends.scores import ExpectedScoreUnavailable, ScoreReader, TopLogprobReader  # noqa: F401 (re-exported)
+from judgerl.protocols.base import JudgeProtocol
 from judgerl.types import Messages
 
 #: Most scores on one scale (a guard against scales such as 0-1000 that no reader handles well).
 MAX_CANDIDATES = 101
 #: Score modes of the reward server, the label command and the judge reward.
 SCORE_MODES = ("parsed", "mean", "expected")
-
-
-class ExpectedScoreUnavailable(RuntimeError):
-    """The backend or the scale cannot give an expected score; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -83,31 +80,9 @@ class ExpectedScore:
                 "probs": {_fmt(k): v for k, v in self.probs.items()}, "invalid_reason": self.invalid_reason}
 
 
-class ScoreReader(Protocol):
-    """Reads the probability of each score string at the end of a prefilled prompt."""
-
-    def check(self, candidates: Sequence[str], terminator: str) -> None:
-        """Raise :class:`ExpectedScoreUnavailable` when these score strings cannot be read."""
-        ...
-
-    def score_probs(self, prompts: Sequence[Messages], candidates: Sequence[str],
-                    terminator: str) -> list[dict[str, float]]:
-        """For each prompt (ending in an assistant prefill that stops right after the answer tag),
-        p(candidate) for every candidate score string, in [0, 1] (unnormalised).
-
-        Args:
-            prompts: Chat prompts whose last message is the assistant prefill.
-            candidates: The valid score strings (e.g. ``"0"`` .. ``"9"``).
-            terminator: The text that follows a complete score (the protocol's closing tag).
-
-        Raises:
-            ExpectedScoreUnavailable: the candidates cannot be read by this reader.
-        """
-        ...
-
-
-def score_candidates(protocol: Any) -> list[tuple[float, str]]:
-    """The valid scores of a pointwise protocol's scale: every integer in [min_score, max_score].
+def score_candidates(protocol: JudgeProtocol) -> list[tuple[float, str]]:
+    """The valid scores of a pointwise protocol's scale (:attr:`JudgeProtocol.score_scale`): every
+    integer in [min, max].
 
     Returns:
         ``[(value, text)]`` in increasing order, e.g. ``[(0.0, "0"), ..., (9.0, "9")]``.
@@ -116,11 +91,11 @@ def score_candidates(protocol: Any) -> list[tuple[float, str]]:
         ExpectedScoreUnavailable: not a pointwise protocol, bounds that are not integers, or more than
             :data:`MAX_CANDIDATES` scores.
     """
-    if getattr(protocol, "kind", None) != "pointwise":
+    scale = protocol.score_scale
+    if protocol.kind != "pointwise" or scale is None:
         raise ExpectedScoreUnavailable(
-            f"the expected score needs a pointwise protocol; {getattr(protocol, 'name', protocol)!r} is "
-            f"{getattr(protocol, 'kind', 'unknown')}")
-    lo, hi = float(protocol.min_score), float(protocol.max_score)
+            f"the expected score needs a pointwise protocol; {protocol.name!r} is {protocol.kind}")
+    lo, hi = scale
     if not (lo.is_integer() and hi.is_integer()):
         raise ExpectedScoreUnavailable(f"the expected score needs an integer scale, got {lo:g}-{hi:g}")
     n = int(hi - lo) + 1
@@ -129,7 +104,7 @@ def score_candidates(protocol: Any) -> list[tuple[float, str]]:
     return [(float(v), str(v)) for v in range(int(lo), int(hi) + 1)]
 
 
-def answer_prefix(protocol: Any, text: str) -> str | None:
+def answer_prefix(protocol: JudgeProtocol, text: str) -> str | None:
     """The judgment ``text`` up to and including its first final-answer tag (the answer position).
 
     The tag is found as the protocol's parser finds it: the final-answer region after the last
@@ -166,87 +141,16 @@ def expected_from_probs(probs: Mapping[float, float]) -> ExpectedScore:
     return ExpectedScore(sum(s * p for s, p in norm.items()), min(mass, 1.0), norm)
 
 
-def score_reader(backend: Any) -> ScoreReader:
-    """The :class:`ScoreReader` of a backend.
-
-    ``hf`` backends (incl. the embedded model and ``HFBackend.from_loaded``) read logits;
-    ``openai/...`` and ``vllm/...`` backends read top log-probabilities (:class:`TopLogprobReader`).
+def score_reader(backend: Backend) -> ScoreReader:
+    """The :class:`ScoreReader` of a backend: :meth:`judgerl.backends.base.Backend.score_reader`.
 
     Raises:
-        ExpectedScoreUnavailable: any other backend (scripted, ...), naming it.
+        ExpectedScoreUnavailable: the backend cannot give token probabilities (scripted, ...), naming it.
     """
-    hf = sys.modules.get("judgerl.backends.hf")
-    if hf is not None and isinstance(backend, hf.HFBackend):
-        from judgerl.backends.hf_scores import HFScoreReader
-
-        return HFScoreReader.for_backend(backend)
-    for mod_name, cls_name in (("judgerl.backends.openai", "OpenAIBackend"), ("judgerl.backends.vllm", "VLLMBackend")):
-        mod = sys.modules.get(mod_name)
-        if mod is not None and isinstance(backend, getattr(mod, cls_name)):
-            return TopLogprobReader(backend.top_logprobs, name=backend.name)
-    raise ExpectedScoreUnavailable(
-        f"backend {getattr(backend, 'name', type(backend).__name__)!r} ({type(backend).__name__}) cannot give "
-        "token probabilities; the expected score needs an hf, openai or vllm backend")
+    return backend.score_reader()
 
 
-TopLogprobsFn = Callable[[Sequence[Messages], int], list]
-
-
-class TopLogprobReader:
-    """p(score) from the top-k log-probabilities of the first token generated after the prefix.
-
-    Args:
-        top_logprobs: ``f(prompts, k) -> [entry per prompt]``, where an entry is a list of
-            ``(token_text, logprob)`` (the top-k alternatives of the first generated token) or an
-            error message (str). Backends provide it (``OpenAIBackend.top_logprobs``,
-            ``VLLMBackend.top_logprobs``).
-        k: Alternatives requested (OpenAI allows at most 20).
-        name: Backend name for messages.
-
-    A token counts for score ``c`` when its text, stripped of whitespace, equals ``c`` (``" 7"`` and
-    ``"7"`` both count). Only single-character scores are read (scales within 0-9): a longer score
-    may span several tokens whose split this reader cannot see.
-    """
-
-    def __init__(self, top_logprobs: TopLogprobsFn, k: int = 20, name: str = "backend") -> None:
-        if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
-        self._fn = top_logprobs
-        self.k = k
-        self.name = name
-
-    def check(self, candidates: Sequence[str], terminator: str) -> None:
-        """See :meth:`ScoreReader.check`: only single-character scores."""
-        long = [c for c in candidates if len(c) != 1]
-        if long:
-            raise ExpectedScoreUnavailable(
-                f"{self.name}: top-logprob readers read one token, so only single-character scores (a scale "
-                f"within 0-9) are supported; this scale has {long[:3]}")
-
-    def score_probs(self, prompts: Sequence[Messages], candidates: Sequence[str],
-                    terminator: str) -> list[dict[str, float]]:
-        """See :meth:`ScoreReader.score_probs`.
-
-        Raises:
-            ExpectedScoreUnavailable: a candidate longer than one character.
-            RuntimeError: the backend failed for a prompt (its message).
-        """
-        self.check(candidates, terminator)
-        entries = self._fn(list(prompts), self.k)
-        out = []
-        for i, entry in enumerate(entries):
-            if isinstance(entry, str):
-                raise RuntimeError(f"{self.name}: prompt {i}: no logprobs: {entry}")
-            probs = {c: 0.0 for c in candidates}
-            for tok, lp in entry:
-                key = str(tok).strip()
-                if key in probs and lp is not None and math.isfinite(lp):
-                    probs[key] += math.exp(lp)
-            out.append(probs)
-        return out
-
-
-def expected_unavailable(protocol: Any, backend: Any) -> str | None:
+def expected_unavailable(protocol: JudgeProtocol, backend: Backend) -> str | None:
     """Why ``backend`` cannot give expected scores on ``protocol``'s scale, or None when it can."""
     try:
         reader = score_reader(backend)
@@ -260,7 +164,7 @@ def expected_unavailable(protocol: Any, backend: Any) -> str | None:
 UNREADABLE_REASONS = frozenset({"quoted_answer", "prompt_too_long", "generation_failed"})
 
 
-def read_expected(protocol: Any, reader: ScoreReader, items: Sequence[tuple[Messages, str, bool, str | None]],
+def read_expected(protocol: JudgeProtocol, reader: ScoreReader, items: Sequence[tuple[Messages, str, bool, str | None]],
                   require_valid: bool = False) -> list[ExpectedScore]:
     """Expected scores of judgments given as ``(messages, text, valid, invalid_reason)``.
 
@@ -290,7 +194,7 @@ def read_expected(protocol: Any, reader: ScoreReader, items: Sequence[tuple[Mess
     return out  # type: ignore[return-value]
 
 
-def _continuation_prefix(protocol: Any, messages: Messages, text: str) -> str | None:
+def _continuation_prefix(protocol: JudgeProtocol, messages: Messages, text: str) -> str | None:
     """The completion ``text`` up to its answer position, found in the judge's whole turn (the
     prompt's assistant prefill + ``text``: a score inside a prefilled, never closed ``<think>`` is
     a draft, not the answer). None when the turn has no answer position in the completion."""

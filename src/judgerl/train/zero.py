@@ -21,7 +21,7 @@ tag, so with plain rollouts every reward is 0 and GRPO learns nothing. The Zero 
 sets ``tools.force_answer``: the rollout Judge prefills ``</think><verdict>`` when a trajectory
 ends without an answer and samples the verdict token; that prefill is masked out of the loss, the
 verdict token is trained, and the reward scores a forced answer with Rf = 0 (R = 0.1 · Rc,
-:func:`judgerl.train.grpo.forced_answer_reward`). The rejection-sampling step also forces answers
+:func:`judgerl.train.rewards.forced_answer_reward`). The rejection-sampling step also forces answers
 (``zero.force_answer``) and keeps the forced tag in the SFT target as ordinary text, so the SFT
 model learns to write the tag itself; from round 1 on, correct judgments in the model's own format
 earn the full reward. The base never writes a python block either (0 of 16 sampled trajectories on
@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from judgerl.backends.models import resolve_hf_path
+from judgerl.tools import Executor
 from judgerl.train.config import SAVED_CONFIG, RecipeError, TrainConfig, ZeroConfig
 from judgerl.train.stages import DONE, barrier, is_main_process, train_recipe
 
@@ -72,7 +72,7 @@ def _last_metrics(path: Path, phase: str) -> dict[str, Any]:
 
 
 def sample_round(config: TrainConfig, policy_dir: str | Path, rows: list[dict[str, Any]], r: int,
-                 sandbox: Any = None) -> tuple[list[Any], dict[str, Any]]:
+                 sandbox: Executor | None = None) -> tuple[list[Any], dict[str, Any]]:
     """Rejection sampling of round ``r``: ``zero.samples`` trajectories per row with the policy in
     ``policy_dir`` (temperature ``zero.temperature``, answer forcing ``zero.force_answer``), the
     shortest correct one kept per row (:func:`judgerl.train.distill.select_examples`).
@@ -82,7 +82,7 @@ def sample_round(config: TrainConfig, policy_dir: str | Path, rows: list[dict[st
     """
     from judgerl.backends.base import SamplingParams
     from judgerl.backends.hf import HFBackend
-    from judgerl.judge import Judge
+    from judgerl.judge.core import Judge
     from judgerl.train.distill import judge_rows, select_examples
 
     z, t = config.zero, config.tools
@@ -102,7 +102,8 @@ def sample_round(config: TrainConfig, policy_dir: str | Path, rows: list[dict[st
 
 
 def run_zero(config: TrainConfig) -> dict[str, Any]:
-    """Run TIR-Judge-Zero (module docstring) in ``config.output_dir``.
+    """Run TIR-Judge-Zero (module docstring) in ``config.output_dir`` (``config``: a validated recipe,
+    :meth:`~judgerl.train.config.TrainConfig.validate`; :func:`judgerl.train.run.run_training` validates).
 
     Returns:
         ``output_dir``, ``final_model`` (``rounds/round-R/rl/final``; None when a time limit
@@ -113,11 +114,10 @@ def run_zero(config: TrainConfig) -> dict[str, Any]:
         RecipeError: ``output_dir`` already holds Zero rounds and ``resume`` is false; a round
             whose sampling kept no trajectory.
     """
-    from judgerl.train.datasets import build_rows, with_prefill
-    from judgerl.train.grpo import load_training_pairs
+    from judgerl.train.datasets import with_prefill
+    from judgerl.train.setup import TrainSetup
     from judgerl.train.sft import read_examples, write_examples
 
-    config.validate()
     out = Path(config.output_dir)
     if (out / "rounds").is_dir() and any((out / "rounds").iterdir()) and not config.resume:
         raise RecipeError(f"{out} already holds TIR-Judge-Zero rounds: pass --resume to continue, or another --output-dir")
@@ -126,11 +126,10 @@ def run_zero(config: TrainConfig) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     if is_main_process():
         (out / SAVED_CONFIG).write_text(json.dumps(config.to_dict(), indent=2))
-    base = resolve_hf_path(config.model)
+    setup = TrainSetup.from_config(config)  # the recipe's names become objects here, once
+    base, rows = setup.base_model, list(setup.rows)
     z = config.zero
     rl_steps = z.rl_steps if z.rl_steps is not None else config.grpo.get("max_steps")
-    pairs = load_training_pairs(config)
-    rows = build_rows(pairs, config.task, config.pairwise(), None)
     sample_rows = rows if z.examples is None else rows[: int(z.examples)]
     init_path, init_adapter = base, None
     records: list[dict[str, Any]] = []

@@ -1,4 +1,5 @@
-"""Text normalisation for the audit detectors, keeping a map back to the original offsets.
+"""Text normalisation for matching (the audit detectors, the reward guards), keeping a map back to the
+original offsets.
 
 Reward-hacking text is often obfuscated by accident or on purpose: Unicode dashes in
 ``—end response—``, zero-width spaces inside a marker, full-width colons. :func:`normalize` folds
@@ -14,21 +15,13 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Removed entirely: zero-width space/non-joiner/joiner, word joiner, BOM, soft hyphen, bidi marks.
-_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u200e\u200f\u202a\u202b\u202c\u202d\u202e")
+from judgerl.text.confusables import LATIN_LOOKALIKES, is_invisible
+
 # Every dash-like character becomes ASCII "-".
 _DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d")
 # Curly and prime quotes become ASCII ' and " (so "can’t" matches "can't").
 _QUOTES = {**dict.fromkeys("\u2018\u2019\u201a\u201b\u02bc\u2032\uff07", "'"),
            **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\uff02\u00ab\u00bb", '"')}
-# Cyrillic/Greek letters that look like Latin ones; folded only inside otherwise-Latin words
-# ("--\u0435nd response--" with a Cyrillic e), so Russian or Greek text is left alone.
-_CONFUSABLES = dict(zip(
-    "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0501\u0410\u0412\u0415\u041a\u041c\u041d"
-    "\u041e\u0420\u0421\u0422\u0425\u0406\u03bf\u03b1\u03b5\u03b9\u03ba\u03bd\u03c1\u039f\u0391\u0395\u0399"
-    "\u039a\u039d\u03a1\u03a4",
-    "aeopcyxijsdABEKMHOPCTXIoaeiknpOAEIKNPT",
-))
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n.*?^[ \t]*```[ \t]*$", re.M | re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 
@@ -80,7 +73,7 @@ def normalize(text: str) -> Normalized:
     out: list[str] = []
     origin: list[int] = []
     for i, ch in enumerate(text):
-        if ch in _INVISIBLE:
+        if is_invisible(ch):
             continue
         if ch in _DASHES:
             folded = "-"
@@ -96,8 +89,8 @@ def normalize(text: str) -> Normalized:
             out.append(c)
             origin.append(i)
     for j, c in enumerate(out):
-        if c in _CONFUSABLES and _latin_neighbour(out, j):
-            out[j] = _CONFUSABLES[c]
+        if c in LATIN_LOOKALIKES and _latin_neighbour(out, j):
+            out[j] = LATIN_LOOKALIKES[c]
     norm = "".join(out)
     return Normalized(text=norm, origin=tuple(origin), original=text, prose=_blank_code(norm))
 

@@ -1,19 +1,20 @@
 """Reading a judge's decision from its output: the protocol's parse, then the quoted-answer check.
 
-:func:`read_decision` is what :class:`judgerl.judge.Judge` applies to every judgment (and
+:func:`read_decision` is what :class:`judgerl.judge.core.Judge` applies to every judgment (and
 ``bench/reparse_judgments.py`` to recorded ones); :func:`worst_for` is the rule that decides whether a
 final answer that may be copied from a response stands.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
+from judgerl.protocols.base import JudgeProtocol
 from judgerl.protocols.quoting import quoted_sources
-from judgerl.types import Decision
+from judgerl.types import Decision, Trajectory
 
 
-def read_decision(protocol: Any, parse_text: str, responses: Sequence[str], n_responses: int | None = None,
+def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[str], n_responses: int | None = None,
                   finish_reason: str = "stop", observations: Sequence[str] = ()) -> Decision:
     """The decision a :class:`Judge` reads from one judge output: the protocol's parse, then the
     quoted-answer check against ``responses``.
@@ -60,7 +61,7 @@ _TAGGED_REASONS = frozenset({"conflicting_answers", "invalid_verdict", "unparsea
                              "score_out_of_range", "missing_scores", "invalid_ranking", "index_out_of_range"})
 
 
-def observations_of(trajectory: Any) -> tuple[str, ...]:
+def observations_of(trajectory: Trajectory | None) -> tuple[str, ...]:
     """The tool output a trajectory showed the judge (its ``tool`` segments; ``()`` for None): the
     ``observations`` of :func:`read_decision`."""
     if trajectory is None:

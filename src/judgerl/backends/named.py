@@ -2,7 +2,7 @@
 
 A named judge (e.g. ``smollm2-135m-judge``, registered in
 :data:`judgerl.backends.models.NAMED_JUDGES`) is a base model name plus a ``peft`` LoRA adapter
-(Hu et al., 2021) stored as package data in ``judgerl/judges/<name>/`` (``adapter_config.json`` +
+(Hu et al., 2021) stored as package data in ``judgerl/backends/judges/<name>/`` (``adapter_config.json`` +
 ``adapter_model.safetensors``, a few MB). On first use :func:`named_judge_path` merges the adapter
 into the base weights (W + alpha/r · B A, by ``peft``'s ``merge_and_unload``) and caches the merged
 model in ``$JUDGERL_CACHE/models/<name>``; every backend (hf, vllm) then loads a plain model
@@ -30,8 +30,8 @@ class JudgeNotBuiltError(FileNotFoundError):
 
 
 def package_adapter_dir(name: str) -> Path:
-    """``judgerl/judges/<name>/`` (package data; may hold no adapter yet)."""
-    return Path(str(resources.files("judgerl") / "judges" / name))
+    """``judgerl/backends/judges/<name>/`` (package data; may hold no adapter yet)."""
+    return Path(str(resources.files("judgerl.backends") / "judges" / name))
 
 
 def adapter_digest(adapter_dir: str | Path) -> str:

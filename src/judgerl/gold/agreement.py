@@ -1,6 +1,6 @@
 """Static agreement of a judge's labels with gold labels (judge-as-reward: Krippendorff's alpha).
 
-Both sides are label directories written by :func:`judgerl.label.run_label` (``judgerl label``),
+Both sides are label directories written by :func:`judgerl.gold.label.run_label` (``judgerl label``),
 joined by record id. For each judge:
 
 * ``n``: records labelled by both (the gold label valid); ``n_gold_invalid``: joined records the gold
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from judgerl.eval.metrics import score_agreement
-from judgerl.label import read_labels
+from judgerl.gold.label import read_labels
 
 
 def agreement(pred: Mapping[str, Mapping[str, Any]], gold: Mapping[str, Mapping[str, Any]],

@@ -1,6 +1,7 @@
 """Judge ensembles: combine the judgments of several judges (mean or min), mixed backends allowed.
 
-The judge-as-reward paper (../shared/docs/MISSION.md, section 3) lists "several judges /
+The judge-as-reward paper ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training",
+2025) lists "several judges /
 ensembles" among the defences against reward hacking: a response that fools one judge must now
 fool all of them (``combine="min"``) or most of them (``combine="mean"``). A
 :class:`JudgeEnsemble` has the batch API of :class:`judgerl.judge.Judge`: ``ensemble.judge(inputs,
@@ -33,8 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Sequence
 
-from judgerl.aggregate import mean
-from judgerl.judge import AggregateJudgment, Judge, JudgeInput, Judgment
+from judgerl.judge.aggregate import mean
+from judgerl.judge.core import AggregateJudgment, Judge, JudgeInput, Judgment
 from judgerl.types import Decision
 
 Combine = Literal["mean", "min"]
@@ -44,14 +45,13 @@ EnsembleOnDone = Callable[[int, int, Judgment], None]
 _CREDIT = {"A": (1.0, 0.0), "B": (0.0, 1.0), "tie": (0.5, 0.5)}
 
 
-def judge_scale(judge: Any) -> tuple[float, float] | None:
-    """The pointwise score scale ``(min, max)`` of a :class:`Judge` (its protocol's) or a
-    :class:`JudgeEnsemble`; None when the judge has none (pairwise, listwise)."""
+def judge_scale(judge: "Judge | JudgeEnsemble") -> tuple[float, float] | None:
+    """The pointwise score scale ``(min, max)`` of a :class:`Judge` (its protocol's
+    :attr:`~judgerl.protocols.JudgeProtocol.score_scale`) or a :class:`JudgeEnsemble`; None when the
+    judge has none (pairwise, listwise)."""
     if isinstance(judge, JudgeEnsemble):
         return judge.scale
-    lo = getattr(judge.protocol, "min_score", None)
-    hi = getattr(judge.protocol, "max_score", None)
-    return None if lo is None or hi is None or judge.kind != "pointwise" else (float(lo), float(hi))
+    return judge.protocol.score_scale if judge.kind == "pointwise" else None
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ class JudgeEnsemble:
         if kind == "pointwise":
             scales = [judge_scale(j) for j in judges]
             if any(s is None for s in scales):
-                raise ValueError("every pointwise member needs a protocol with min_score / max_score")
+                raise ValueError("every pointwise member needs a protocol with a score scale (min_score / max_score)")
             if scale is not None:
                 lo, hi = (float(x) for x in scale)
                 if not lo < hi:

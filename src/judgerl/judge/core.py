@@ -4,11 +4,12 @@ A :class:`Judge` is a protocol + a backend + sampling parameters (+ an optional 
 tool-integrated judging, + optional answer forcing). Everything that turns a batch of inputs into
 decisions lives here and only here::
 
-    protocol.build ──> backend.generate  (or the TIR tool loop, ≤ 3 executed blocks)
+    protocol.build ──> backend.generate  (or the TIR tool loop, ≤ max_tool_rounds executed blocks, the
+                                          budget the prompt states)
         ──> protocol.parse  (executed code and tool output blanked by their recorded offsets, never
                              re-found by fences)
         ──> answer forcing  (opt-in: prefill the answer tag when no final answer was written)
-        ──> quoted-answer check ──> aggregation of N samples (judgerl.aggregate)
+        ──> quoted-answer check ──> aggregation of N samples (judgerl.judge.aggregate)
 
 Seeds belong to work items, not batches: the seed of sample ``k`` of input ``key`` is
 ``derive_seed(judge.seed, key, k)``, so results are identical whatever the batch size, the
@@ -30,11 +31,15 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from judgerl.aggregate import aggregate_decisions
 from judgerl.backends.base import Backend, SamplingParams, derive_seed
 from judgerl.backends.chat import continue_prompt, prefill_of
-from judgerl.codeblocks import MAX_TOOL_ROUNDS
-from judgerl.decision import observations_of, read_decision, worst_for  # noqa: F401 (re-exported)
+from judgerl.judge.aggregate import aggregate_decisions
+from judgerl.judge.decision import observations_of, read_decision, worst_for  # noqa: F401 (re-exported)
+from judgerl.judge.defaults import DEFAULT_MAX_NEW_TOKENS
+from judgerl.protocols.base import JudgeProtocol
+from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
+from judgerl.tools import Executor
+from judgerl.tools.tir import backend_tokenizer, build_trajectory, run_tool_loop
 from judgerl.types import Completion, Decision, FinishReason, Messages, RETRYABLE_FINISH_REASONS, Trajectory
 
 #: Invalid reasons the Judge adds to the parser's (:data:`judgerl.protocols.INVALID_REASONS`).
@@ -130,7 +135,7 @@ class AggregateJudgment:
     """The N samples of one :class:`JudgeInput` and their combined decision.
 
     Attributes:
-        decision: :func:`judgerl.aggregate.aggregate_decisions` over the samples.
+        decision: :func:`judgerl.judge.aggregate.aggregate_decisions` over the samples.
         samples: The samples in sample order.
     """
 
@@ -157,10 +162,12 @@ class Judge:
     Args:
         protocol: A :class:`judgerl.protocols.JudgeProtocol` object (with its options).
         backend: Any :class:`judgerl.backends.Backend`.
-        params: Sampling parameters of every generation (default: greedy, 512 new tokens; with
-            tools ``max_new_tokens`` is per round).
-        sandbox: An object with ``run(code) -> ExecResult`` (:func:`judgerl.tools.get_sandbox`);
-            when given, prompts ask for code and generation runs the TIR tool loop.
+        params: Sampling parameters of every generation (default: greedy,
+            :data:`judgerl.judge.defaults.DEFAULT_MAX_NEW_TOKENS` new tokens; with tools
+            ``max_new_tokens`` is per round).
+        sandbox: An :class:`judgerl.tools.Executor` (:func:`judgerl.tools.get_sandbox`); when given,
+            prompts ask for code (stating ``max_tool_rounds`` as the budget) and generation runs the
+            TIR tool loop.
         max_tool_rounds: Most executed code blocks per judgment (TIR-Judge: 3).
         force_answer: When a judgment ends without its final answer, prefill the protocol's
             :meth:`~judgerl.protocols.JudgeProtocol.force_suffix` and generate
@@ -173,11 +180,11 @@ class Judge:
 
     def __init__(
         self,
-        protocol: Any,
+        protocol: JudgeProtocol,
         backend: Backend,
         params: SamplingParams | None = None,
         *,
-        sandbox: Any = None,
+        sandbox: Executor | None = None,
         max_tool_rounds: int = MAX_TOOL_ROUNDS,
         force_answer: bool = False,
         seed: int = 0,
@@ -186,7 +193,7 @@ class Judge:
             raise ValueError(f"max_tool_rounds must be >= 0, got {max_tool_rounds}")
         self.protocol = protocol
         self.backend = backend
-        self.params = params or SamplingParams(max_new_tokens=512, temperature=0.0)
+        self.params = params or SamplingParams(max_new_tokens=DEFAULT_MAX_NEW_TOKENS, temperature=0.0)
         self.sandbox = sandbox
         self.max_tool_rounds = max_tool_rounds
         self.force_answer = force_answer
@@ -206,13 +213,11 @@ class Judge:
     def config(self) -> dict[str, Any]:
         """The judge's identity as JSON: model, protocol (name, kind, options), sampling, tools,
         forcing. Two judges with the same config give the same judgments."""
-        proto: dict[str, Any] = {"name": self.protocol.name, "kind": self.protocol.kind}
-        for k, v in sorted(vars(self.protocol).items()):
-            if not k.startswith("_") and isinstance(v, (str, int, float, bool, type(None))):
-                proto[k] = v
+        proto: dict[str, Any] = {"name": self.protocol.name, "kind": self.protocol.kind,
+                                 **dict(sorted(self.protocol.options().items()))}
         p = self.params
         return {
-            "model": getattr(self.backend, "name", type(self.backend).__name__),
+            "model": self.backend.name,
             "protocol": proto,
             "sampling": {"max_new_tokens": p.max_new_tokens, "temperature": p.temperature, "top_p": p.top_p,
                          "stop": list(p.stop)},
@@ -222,18 +227,39 @@ class Judge:
         }
 
     def build(self, prompt: str, responses: Sequence[str]) -> Messages:
-        """The judge prompt for one input (``protocol.build`` with this judge's ``tools``).
+        """The judge prompt for one input (``protocol.build`` with this judge's ``tools`` and tool budget).
 
         Raises:
             TypeError, ValueError: from the protocol (wrong number or type of responses).
         """
-        return self.protocol.build(prompt, list(responses), tools=self.tools)
+        return self.protocol.build(prompt, list(responses), tools=self.tools, max_tool_rounds=self.max_tool_rounds)
 
     def sample_seed(self, key: str, sample: int) -> int | None:
         """The seed of sample ``sample`` of the input ``key``; None for greedy decoding."""
         if self.params.temperature == 0:
             return None
         return derive_seed(self.seed, key, sample)
+
+    def request(self, messages: Messages, responses: Sequence[str], key: str, sample: int) -> JudgeRequest:
+        """The request of sample ``sample`` of the input ``key`` whose prompt is ``messages``."""
+        return JudgeRequest(messages, len(responses), self.sample_seed(key, sample), tuple(responses))
+
+    def requests(self, inputs: Sequence[JudgeInput], samples: int = 1) -> list[JudgeRequest]:
+        """THE expansion of inputs x samples into requests (the Judge, the reward server and the eval
+        runner share it): input ``i``'s samples are requests ``i * samples`` .. ``i * samples + samples - 1``,
+        each seeded by :meth:`sample_seed` of the input's :meth:`~JudgeInput.seed_key`.
+
+        Raises:
+            ValueError: ``samples`` < 1; TypeError / ValueError from the protocol for bad inputs.
+        """
+        if samples < 1:
+            raise ValueError(f"samples must be >= 1, got {samples}")
+        out = []
+        for inp in inputs:
+            messages = self.build(inp.prompt, inp.responses)
+            key = inp.seed_key()
+            out.extend(self.request(messages, inp.responses, key, k) for k in range(samples))
+        return out
 
     # -- batch API -------------------------------------------------------------------------------
 
@@ -242,7 +268,7 @@ class Judge:
 
         Args:
             inputs: What to judge.
-            samples: Samples per input (>= 1); voting rules in :mod:`judgerl.aggregate`.
+            samples: Samples per input (>= 1); voting rules in :mod:`judgerl.judge.aggregate`.
             on_done: Called ``f(flat_index, judgment)`` per finished sample, ``flat_index = input
                 index * samples + sample index``.
 
@@ -252,16 +278,7 @@ class Judge:
         Raises:
             ValueError: ``samples`` < 1; TypeError / ValueError from the protocol for bad inputs.
         """
-        if samples < 1:
-            raise ValueError(f"samples must be >= 1, got {samples}")
-        requests = []
-        for inp in inputs:
-            messages = self.build(inp.prompt, inp.responses)
-            key = inp.seed_key()
-            for k in range(samples):
-                requests.append(JudgeRequest(messages, len(inp.responses), self.sample_seed(key, k),
-                                             tuple(inp.responses)))
-        flat = self.run(requests, on_done)
+        flat = self.run(self.requests(inputs, samples), on_done)
         out = []
         for i in range(len(inputs)):
             group = tuple(flat[i * samples : (i + 1) * samples])
@@ -296,9 +313,7 @@ class Judge:
                 return
             self._finalise(i, j, out, on_done)
 
-        if self.tools:
-            from judgerl.tools.tir import run_tool_loop
-
+        if self.sandbox is not None:
             def traj_done(i: int, t: Trajectory) -> None:
                 settle(i, self._from_trajectory(requests[i], t))
 
@@ -321,20 +336,20 @@ class Judge:
 
     def expected_scores(self, judgments: Sequence[Judgment], require_valid: bool = False) -> list[Any]:
         """The expected score of each pointwise judgment (judge-as-reward: E[s] = Σ s·p(s) / Σ p(s)
-        over the valid scores at the judge's answer position); see :mod:`judgerl.expected`.
+        over the valid scores at the judge's answer position); see :mod:`judgerl.judge.expected`.
 
         Returns:
-            One :class:`judgerl.expected.ExpectedScore` per judgment (judgments without an answer
+            One :class:`judgerl.judge.expected.ExpectedScore` per judgment (judgments without an answer
             position, quoted answers and, with ``require_valid``, all invalid ones keep their invalid
             reason).
 
         Raises:
-            judgerl.expected.ExpectedScoreUnavailable: the backend cannot give token probabilities
+            judgerl.judge.expected.ExpectedScoreUnavailable: the backend cannot give token probabilities
                 (scripted, an API without logprobs) or the scale cannot be read.
         """
-        from judgerl.expected import read_expected, score_reader
+        from judgerl.judge import expected  # its score_reader is looked up per call (tests replace it)
 
-        return read_expected(self.protocol, score_reader(self.backend),
+        return expected.read_expected(self.protocol, expected.score_reader(self.backend),
                              [(j.messages, j.text, j.decision.valid, j.decision.invalid_reason) for j in judgments],
                              require_valid)
 
@@ -348,11 +363,9 @@ class Judge:
         # The parser reads the judge's whole turn: an assistant prefill (e.g. "<think>") frames the
         # completion. A prefilled judgment keeps its prefill on record (a one-segment trajectory), so
         # re-reading the record gives the same decision.
-        from judgerl.tools.tir import build_trajectory
-
         prefill = prefill_of(req.messages)
         traj = None if not prefill else build_trajectory(
-            [("model", c.text)] if c.text else [], getattr(self.backend, "tokenizer", None),
+            [("model", c.text)] if c.text else [], backend_tokenizer(self.backend),
             prompt_tokens=c.prompt_tokens, finish_reason=c.finish_reason, error=c.error, prefill=prefill)
         return Judgment(
             text=c.text, decision=self._parse(req, c.text, prefill + c.text, c.finish_reason), messages=req.messages,
@@ -382,8 +395,6 @@ class Judge:
                on_done: OnDone | None) -> None:
         """Answer forcing for the first-pass judgments ``firsts`` (index -> judgment) that never
         reached their final answer: one ``generate`` call with the answer tag prefilled."""
-        from judgerl.tools.tir import build_trajectory
-
         idx = sorted(firsts)
         proto = self.protocol
         # The suffix is computed on the text the parser reads (the trajectory's parse_text: the prompt's
@@ -404,7 +415,7 @@ class Judge:
             gen = proto.finish_forced(c.text) if c.error is None else ""
             pieces = _pieces(first) + [("forced", prefixes[i]), ("model", gen)]
             traj = build_trajectory(
-                pieces, getattr(self.backend, "tokenizer", None), tool_calls=_tool_calls(first),
+                pieces, backend_tokenizer(self.backend), tool_calls=_tool_calls(first),
                 tool_errors=_tool_errors(first), prompt_tokens=first.prompt_tokens,
                 finish_reason=c.finish_reason if c.error else first.finish_reason, error=c.error,
                 prefill=prefills[i],

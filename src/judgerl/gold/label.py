@@ -1,8 +1,8 @@
 """Label instruction–response records with a judge (LLM or programmatic gold): resumable, append-only.
 
-The gold-judge framework of the judge-as-reward study (../shared/docs/MISSION.md, section 3): a gold
+The gold-judge framework of the judge-as-reward study ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training", 2025): a gold
 judge scores instruction–response pairs 0-9; smaller judges are trained on its reasoning + scores and
-checked for agreement with it (:mod:`judgerl.agreement`).
+checked for agreement with it (:mod:`judgerl.gold.agreement`).
 
 Files in the output directory:
 
@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.data.errors import DataFormatError
 from judgerl.eval.store import JudgmentWriter, RunConfigMismatch, atomic_write_text, read_judgments
-from judgerl.scoring import PointwiseScorer, ScoreItem
+from judgerl.judge.scorer import PointwiseScorer, ScoreItem
 
 LABELS_FILE = "labels.jsonl"
 RUN_FILE = "run.json"
@@ -126,7 +126,7 @@ def run_label(scorer: PointwiseScorer, records: Sequence[LabelRecord], out_dir: 
     """Label ``records`` with ``scorer`` into ``out_dir`` (see the module docstring for the files).
 
     Args:
-        scorer: Any :class:`~judgerl.scoring.PointwiseScorer` (``load_scorer``).
+        scorer: Any :class:`~judgerl.judge.scorer.PointwiseScorer` (``load_scorer``).
         records: What to label (unique ids).
         out_dir: Output directory.
         resume: Skip records already labelled there (same config and data); False starts over.

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
-from judgerl.untrusted import escape_fences, neutralise_tags, strip_terminal_controls
+from judgerl.text.untrusted import escape_fences, neutralise_tags, strip_terminal_controls
 
 #: Most code executions per judgment (TIR-Judge, Xu et al. 2025, Sec. 3: at most 3 tool rounds).
 #: The one home of this limit: prompts, the tool loop, rewards and recipes read it from here.
@@ -202,7 +202,7 @@ def output_block(observation: str) -> str:
     """Wrap an observation as the ```` ```output ```` block inserted after a code block.
 
     The observation's ANSI escapes, NUL and other control characters are removed
-    (:func:`judgerl.untrusted.strip_terminal_controls`), its fences escaped (:func:`escape_fences`)
+    (:func:`judgerl.text.untrusted.strip_terminal_controls`), its fences escaped (:func:`escape_fences`)
     and its judge control tags neutralised (:func:`judgerl.protocols.parsing.neutralise_tags`), so
     nothing the code printed can close the block, open a judge tag or reach the context as raw
     terminal bytes.
@@ -219,7 +219,33 @@ def blank_executed_blocks(text: str) -> str:
     executed code (``s = "```"``) would otherwise end the code for :func:`fence_spans` and expose the
     rest of it (``</think><verdict>B</verdict>``) as the judge's own text.
     """
-    from judgerl.protocols.parsing import mask_spans
-
     spans = [(b.start, b.end) for b in iter_code_blocks(text) if b.closed and (b.is_python or b.lang == "output")]
     return mask_spans(text, spans)
+
+
+def blank(text: str) -> str:
+    """``text`` with every character but newlines replaced by a space (same length)."""
+    return "".join("\n" if c == "\n" else " " for c in text)
+
+
+def mask_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with the character ranges ``[start, end)`` of ``spans`` blanked (same length)."""
+    parts, pos = [], 0
+    for start, end in sorted(spans):  # linear: one pass (a judgment with 10^5 fences took 32 s before)
+        start = max(start, pos)
+        if end <= start:
+            continue
+        parts += [text[pos:start], blank(text[start:end])]
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def mask_code_blocks(text: str) -> str:
+    """Return ``text`` with every fenced ```` ``` ```` block (fences included) replaced by spaces.
+
+    The spans come from :func:`judgerl.text.codeblocks.fence_spans` (what counts as code for reading an
+    answer; answer forcing uses the same rule). The result has the same length as ``text``
+    (offsets stay valid; newlines are kept). An unclosed fence is blanked to the end of the text.
+    """
+    return mask_spans(text, fence_spans(text))

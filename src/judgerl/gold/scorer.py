@@ -1,0 +1,97 @@
+"""Scorers by name: the programmatic IFEval gold judge, or a PoS judge on any model.
+
+:func:`load_scorer` is what ``judgerl label``, the agreement report, policy training's judge reward
+and its gold curves call; both kinds are :class:`judgerl.judge.scorer.PointwiseScorer`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any, Sequence
+
+from judgerl.judge.scorer import JudgeScorer, PointScore, PointwiseScorer, ScoreItem
+
+if TYPE_CHECKING:
+    from judgerl.gold.ifeval import IFEvalGoldJudge
+    from judgerl.judge.options import JudgeOptions
+
+
+class GoldScorer:
+    """The programmatic IFEval gold judge as a :class:`PointwiseScorer` (0-9; mode ``programmatic``).
+
+    Args:
+        gold: An :class:`~judgerl.gold.IFEvalGoldJudge`.
+
+    A prompt the judge does not know is invalid (``unknown_prompt``); a prompt with no checkable
+    instruction is invalid (``no_checkable_instruction``); the reasoning is the checker's report.
+    """
+
+    mode = "programmatic"
+    name = "ifeval"
+    scale = (0.0, 9.0)
+
+    def __init__(self, gold: "IFEvalGoldJudge") -> None:
+        self.gold = gold
+
+    def config(self) -> dict[str, Any]:
+        """``{"judge": "ifeval", "records": n, "records_sha256": ..., "punkt": bool}``."""
+        blob = json.dumps([[r.key, r.prompt, list(r.instruction_id_list), [dict(k) for k in r.kwargs]]
+                           for r in self.gold.records], sort_keys=True, ensure_ascii=False, default=str)
+        return {"judge": "ifeval", "records": len(self.gold.records),
+                "records_sha256": hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16],
+                "punkt": self.gold.punkt_source is not None}
+
+    def score_batch(self, items: Sequence[ScoreItem]) -> list[PointScore]:
+        """Check each response against its prompt's instructions (see :meth:`IFEvalGoldJudge.score`)."""
+        out = []
+        for it in items:
+            rec = self.gold.find(it.prompt)
+            if rec is None:
+                out.append(PointScore(None, False, "", "unknown_prompt", self.mode))
+                continue
+            g = self.gold.score(rec, it.response)
+            details = {"key": g.key, "followed": g.followed, "followed_loose": g.followed_loose, "skipped": g.skipped}
+            out.append(PointScore(None if g.score is None else float(g.score), g.score is not None, g.reasoning,
+                                  None if g.score is not None else "no_checkable_instruction", self.mode, details))
+        return out
+
+
+def load_scorer(spec: str, *, scale: tuple[float, float] = (0.0, 9.0), mode: str = "parsed",
+                options: "JudgeOptions | None" = None, ifeval_data: str | None = None,
+                fallback: bool = False) -> PointwiseScorer:
+    """A scorer from a name: ``ifeval`` (the programmatic gold judge, needs ``ifeval_data``) or any model
+    name :func:`judgerl.backends.load_backend` takes (a PoS judge on ``scale``).
+
+    Args:
+        spec: ``ifeval`` or a model name.
+        scale: (min, max) of the PoS scale; ``ifeval`` requires (0, 9).
+        mode, fallback: See :class:`~judgerl.judge.scorer.JudgeScorer`.
+        options: The judge's options (:class:`~judgerl.judge.options.JudgeOptions`: samples, sampling,
+            forcing, seed, backend and protocol options); its ``model`` and ``protocol`` are replaced by
+            ``spec`` and ``pos`` on ``scale``. Default: ``JudgeOptions(spec)``.
+        ifeval_data: The IFEval ``input_data.jsonl`` (``ifeval`` only).
+
+    Raises:
+        ValueError: a bad option (names it); ExpectedScoreUnavailable (see ``JudgeScorer``);
+        FileNotFoundError / DataFormatError: from the IFEval file; ImportError: missing extras.
+    """
+    import dataclasses
+
+    from judgerl.judge.options import JudgeOptions
+
+    if spec == "ifeval":
+        if tuple(scale) != (0.0, 9.0):
+            raise ValueError(f"--judge ifeval scores 0-9; got scale {scale[0]:g}-{scale[1]:g}")
+        if not ifeval_data:
+            raise ValueError("--judge ifeval needs the IFEval prompts file (--ifeval-data input_data.jsonl)")
+        from judgerl.gold.ifeval import IFEvalGoldJudge
+
+        return GoldScorer(IFEvalGoldJudge.from_file(ifeval_data))
+    opts = options or JudgeOptions(spec)
+    opts = dataclasses.replace(opts, model=spec, protocol="pos",
+                               protocol_args={**opts.protocol_args, "min_score": scale[0], "max_score": scale[1]})
+    return JudgeScorer(opts.make_judge(), mode=mode, samples=opts.samples, fallback=fallback)
+
+
+__all__ = ["GoldScorer", "load_scorer"]

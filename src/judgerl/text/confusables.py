@@ -1,0 +1,123 @@
+"""What untrusted text may look like to a copier: the one table of invisible characters and of
+look-alikes (Unicode TR39 confusables), used wherever judgerl compares untrusted text.
+
+* :func:`strip_invisible` / :func:`is_invisible`: characters that render as nothing (Unicode category
+  Cf, :data:`INVISIBLE`, the supplementary variation selectors);
+* :func:`skeleton`: every Unicode confusable mapped to one representative (UTS #39, "Unicode Security
+  Mechanisms", section 4), for comparing texts (the quoted-answer check);
+* :data:`LATIN_LOOKALIKES`: Cyrillic and Greek letters that look like Latin ones, folded in place by the
+  audit inside otherwise-Latin words (:mod:`judgerl.text.normalize`, which keeps offsets).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+#: Invisible code points that are not in Unicode category Cf (which :func:`strip_invisible` drops as
+#: well): Hangul fillers, the Braille blank, the combining grapheme joiner, Khmer inherent vowels,
+#: Mongolian free variation selectors and the variation selectors (plus U+E0100..U+E01EF).
+INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f"
+                      + "".join(map(chr, range(0xFE00, 0xFE10))))
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without invisible characters: Unicode category Cf (zero-width joiners and spaces, BOM,
+    bidi marks), :data:`INVISIBLE` and the supplementary variation selectors U+E0100..U+E01EF. The one
+    definition of "invisible" for comparing untrusted text (quoted-answer check, reward guards)."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in INVISIBLE
+                   and not 0xE0100 <= ord(c) <= 0xE01EF)
+
+
+
+@functools.lru_cache(maxsize=1)
+def _confusable_table() -> dict[int, str]:
+    """Unicode's confusables table (UTS #39, "Unicode Security Mechanisms", section 4) as
+    ``str.translate`` table: code point -> the representative of its confusable class.
+
+    The data is the ``confusable_homoglyphs`` package's ``confusables.json``, generated from Unicode's
+    ``confusables.txt`` and stored both ways (each ``source -> prototype`` line appears under both
+    characters). A character with a single multi-character entry is a source of a sequence (``m`` ->
+    ``rn``); the other single characters fall into classes (a prototype with its sources) whose
+    representative is the prototype (the member with most entries), an ASCII member, or the lowest
+    code point. Two texts then have the same skeleton exactly when TR39's skeletons are equal.
+    """
+    import json
+    from importlib.resources import files
+
+    raw = json.loads((files("confusable_homoglyphs") / "confusables.json").read_text(encoding="utf-8"))
+    unmark = str.maketrans("", "", "\u200e\u200f")  # the data wraps right-to-left glyphs in direction marks
+    entries = {k.translate(unmark): [e["c"].translate(unmark) for e in v] for k, v in raw.items()}
+    parent: dict[str, str] = {}
+
+    def find(c: str) -> str:
+        while parent.setdefault(c, c) != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    sequences: dict[str, str] = {}
+    for k, targets in entries.items():
+        if len(k) != 1:
+            continue
+        if len(targets) == 1 and len(targets[0]) > 1:
+            sequences[k] = targets[0]
+            continue
+        for t in targets:
+            if len(t) == 1:
+                parent[find(k)] = find(t)
+    rank = lambda c: (-len(entries.get(c, ())), not c.isascii(), ord(c))  # noqa: E731
+    rep: dict[str, str] = {}
+    for c in list(parent):
+        root = find(c)
+        if root not in rep or rank(c) < rank(rep[root]):
+            rep[root] = c
+    table = {ord(c): rep[find(c)] for c in parent if rep[find(c)] != c}
+    for k, seq in sequences.items():
+        table[ord(k)] = "".join(table.get(ord(ch), ch) for ch in seq)
+    return table
+
+
+def skeleton(text: str) -> str:
+    """The TR39 skeleton of ``text`` (UTS #39 section 4: NFD, every character replaced by its
+    prototype in Unicode's confusables table, NFD again), case-folded (and mapped once more, as the
+    case fold can make new sources).
+
+    Two strings that look alike have the same skeleton: Cyrillic ``а``, the small capital ``ᴠ``, the
+    dotless ``ı``, mathematical letters and the like all become their Latin prototypes (``l`` and
+    ``1`` both become ``l``, ``0`` and ``O`` become ``o``; for ASCII the case fold comes first, so ``I``
+    is ``i``; a non-ASCII letter is mapped before the fold too, so Greek ``Β`` is ``b``, not ``ß``). Callers normalise with NFKC first (TR39's table maps the long ``ſ`` to ``f``, NFKC to
+    ``s``). Only for *comparing* texts (TR39: a skeleton is not a normalisation to show anyone).
+    The table: :func:`_confusable_table` (class representatives, not always TR39's own prototype
+    characters: equal skeletons mean exactly what TR39's do).
+    """
+    table = _confusable_table()
+    # non-ASCII characters are mapped before the case fold as well (TR39's table is case-sensitive: Greek
+    # ``Β`` and Cyrillic ``В`` are confusable with ``B``, their case folds with ``ß`` and ``ʙ``)
+    text = _NON_ASCII_RE.sub(lambda m: m.group(0).translate(table), unicodedata.normalize("NFD", text))
+    out = unicodedata.normalize("NFD", unicodedata.normalize("NFD", text.casefold()).translate(table)).casefold()
+    return unicodedata.normalize("NFD", out.translate(table))  # the table again: the case fold may make sources
+
+
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+
+
+def is_invisible(c: str) -> bool:
+    """Whether the character ``c`` renders as nothing (the rule of :func:`strip_invisible`)."""
+    return unicodedata.category(c) == "Cf" or c in INVISIBLE or 0xE0100 <= ord(c) <= 0xE01EF
+
+
+#: Cyrillic and Greek letters that look like Latin ones, each with its Latin letter (case kept). The
+#: audit folds them only inside otherwise-Latin words (``--\u0435nd response--`` with a Cyrillic ``е``),
+#: so Russian or Greek text is left alone (:func:`judgerl.text.normalize.normalize`); :func:`skeleton`
+#: is the full TR39 reading used to compare texts.
+LATIN_LOOKALIKES: dict[str, str] = dict(zip(
+    "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0501\u0410\u0412\u0415\u041a\u041c\u041d"
+    "\u041e\u0420\u0421\u0422\u0425\u0406\u03bf\u03b1\u03b5\u03b9\u03ba\u03bd\u03c1\u039f\u0391\u0395\u0399"
+    "\u039a\u039d\u03a1\u03a4",
+    "aeopcyxijsdABEKMHOPCTXIoaeiknpOAEIKNPT",
+))
+
+
+__all__ = ["INVISIBLE", "LATIN_LOOKALIKES", "is_invisible", "skeleton", "strip_invisible"]
