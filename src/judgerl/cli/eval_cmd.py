@@ -89,14 +89,14 @@ def eval_command(
                             limit=limit, split=split, config=data_config, label_map=parse_label_map(label_map))
     except (DataFormatError, OSError, ValueError) as e:
         fail(e)
-    if loaded.notice:
-        typer.echo(loaded.notice, err=True)
     if loaded.n_skipped:
         typer.echo(f"skipped {loaded.n_skipped} invalid records in {data}", err=True)
     if not loaded.pairs:
         fail(f"no pairs loaded from {data}")
     sandbox = open_sandbox(opts)
     backend = opts.make_backend()
+    if loaded.notice:  # after the model: a model that cannot load is the one line a user sees
+        typer.echo(loaded.notice, err=True)
     if verbose:
         print_runtime(backend)
     judge = opts.make_judge(backend, sandbox=sandbox)
