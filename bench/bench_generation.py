@@ -164,7 +164,7 @@ def judge_worker(spec: dict[str, Any]) -> dict[str, Any]:
     from judgerl.protocols import get_protocol
 
     pairs = load_pairs(Path(spec["data"]), limit=spec["n_pairs"]).pairs
-    if spec["engine"] == "llama-server":  # judgerl's llamacpp backend (its own server, openai/ client)
+    if spec["engine"] == "llama-server":  # genbench_llamacpp.LlamaCppPeer (its own server, openai/ client)
         from genbench_contenders import llama_backend
 
         backend = llama_backend(resolve_hf_path(spec["model"]), both_order_prompts(Path(spec["data"]),

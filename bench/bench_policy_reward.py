@@ -161,13 +161,13 @@ def agreement(out: Path, gold_dir: str, judges: dict[str, str]) -> dict:
 class Server:
     """``judgerl serve`` in its own process (the judge on its own server, as the paper runs it)."""
 
-    def __init__(self, args, judge: str, log_path: Path) -> None:
+    def __init__(self, args, judge: str, log_path: Path, extra: tuple[str, ...] = ()) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         cmd = [sys.executable, "-m", "judgerl.cli.main", "serve", "--model", judge, "--protocol", "pos",
                "--protocol-arg", f"min_score={SCALE[0]:g}", "--protocol-arg", f"max_score={SCALE[1]:g}",
                "--port", str(self.port), "--max-new-tokens", str(args.judge_tokens), "--force-answer",
-               "--score-mode", "expected", "--log-level", "warning", "--seed", str(args.seed)]
+               "--score-mode", "expected", "--log-level", "warning", "--seed", str(args.seed), *extra]
         self.log = log_path.open("a")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 600

@@ -169,7 +169,7 @@ def ctranslate2(model_dir: str, prompts: list[Any], max_new: int, min_new: int, 
 
 
 def llama_backend(model_dir: str, prompts: list[Any], max_new: int, parallel: int, **openai_kwargs: Any) -> Any:
-    """judgerl's ``llamacpp`` backend on the embedded GGUF (the file ``model_dir`` was converted
+    """:class:`genbench_llamacpp.LlamaCppPeer` on the embedded GGUF (the file ``model_dir`` was converted
     from): ``llama-server`` from ``$LLAMA_SERVER`` (``--llama-server``), ``$LLAMA_PARALLEL`` slots
     (``--llama-parallel``; default ``parallel``), ``$LLAMA_THREADS`` threads (default 2), each slot's context the longest prompt + ``max_new`` +
     64 tokens (room for a forced answer), rounded up to 256.
@@ -179,19 +179,19 @@ def llama_backend(model_dir: str, prompts: list[Any], max_new: int, parallel: in
     """
     from judgerl.backends.embedded import embedded_model_path
 
-    server = os.environ.get("LLAMA_SERVER") or os.environ.get("JUDGERL_LLAMA_SERVER")
+    server = os.environ.get("LLAMA_SERVER")
     if not server:
         raise NotInstalled("no llama-server binary: pass --llama-server PATH (or set LLAMA_SERVER)")
     if os.path.realpath(model_dir) != os.path.realpath(embedded_model_path()):
         raise NotInstalled(f"llama-server runs the embedded GGUF only, not {model_dir}")
     from transformers import AutoTokenizer
 
-    from judgerl.backends.llamacpp import LlamaCppBackend
+    from genbench_llamacpp import LlamaCppPeer
 
     longest = max(len(x) for x in _render(AutoTokenizer.from_pretrained(model_dir), prompts))
     ctx = -(-(longest + max_new + 64) // 256) * 256
     parallel = int(os.environ.get("LLAMA_PARALLEL", parallel))
-    return LlamaCppBackend("embedded", server, parallel=parallel, threads=int(os.environ.get("LLAMA_THREADS", "2")),
+    return LlamaCppPeer("embedded", server, parallel=parallel, threads=int(os.environ.get("LLAMA_THREADS", "2")),
                            slot_context=ctx, **openai_kwargs)
 
 

@@ -1,7 +1,6 @@
-"""Shared fixtures and the ``slow`` / ``llamacpp`` marker gates.
+"""Shared fixtures and the ``slow`` marker gate.
 
-Slow tests (embedded model, training) run when ``--runslow`` is given or ``JUDGERL_RUNSLOW=1``;
-``llamacpp`` tests when ``JUDGERL_LLAMA_SERVER`` names an executable ``llama-server``.
+Slow tests (embedded model, training) run when ``--runslow`` is given or ``JUDGERL_RUNSLOW=1``.
 """
 
 from __future__ import annotations
@@ -20,12 +19,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    server = os.environ.get("JUDGERL_LLAMA_SERVER", "")
-    if not (server and os.path.isfile(server) and os.access(server, os.X_OK)):
-        no_llama = pytest.mark.skip(reason="llamacpp: set JUDGERL_LLAMA_SERVER to llama.cpp's llama-server binary")
-        for item in items:
-            if "llamacpp" in item.keywords:
-                item.add_marker(no_llama)
     if config.getoption("--runslow") or os.environ.get("JUDGERL_RUNSLOW") == "1":
         return
     skip = pytest.mark.skip(reason="slow: pass --runslow or set JUDGERL_RUNSLOW=1")

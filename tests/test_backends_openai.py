@@ -321,6 +321,10 @@ def test_is_context_error_classification():
     req = httpx.Request("POST", BASE)
     ctx = openai.BadRequestError("maximum context length exceeded", response=httpx.Response(400, request=req), body=None)
     assert is_context_error(ctx)
+    # llama-server's two refusals (tools/server/server-context.cpp)
+    for msg in ("request (9000 tokens) exceeds the available context size (4096 tokens), try increasing it",
+                "input (9000 tokens) is larger than the max context size (4096 tokens). skipping"):
+        assert is_context_error(openai.BadRequestError(msg, response=httpx.Response(400, request=req), body=None))
     assert not is_context_error(openai.BadRequestError("bad", response=httpx.Response(400, request=req), body=None))
     assert not is_context_error(ValueError("maximum context length"))
 

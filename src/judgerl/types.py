@@ -38,6 +38,8 @@ class PreferencePair:
         chosen_score: Optional gold pointwise score of ``chosen`` (scale given by the dataset).
         rejected_score: Optional gold pointwise score of ``rejected``.
         meta: Free-form extra fields kept from the original record (JSON-serialisable).
+        rubric: Optional per-prompt rubric shown to the judge (rubric-conditioned judging; read from a
+            record field with ``load_pairs(..., rubric_field=...)`` / ``judgerl eval --rubric FIELD``).
     """
 
     id: str
@@ -49,6 +51,7 @@ class PreferencePair:
     chosen_score: float | None = None
     rejected_score: float | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    rubric: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

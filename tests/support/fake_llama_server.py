@@ -1,4 +1,4 @@
-"""A stand-in for llama.cpp's ``llama-server`` (tests of :mod:`judgerl.backends.llamacpp`).
+"""A stand-in for llama.cpp's ``llama-server`` (tests of bench/genbench_llamacpp.py).
 
 Run as ``python fake_llama_server.py --port P --host H ...`` (the real server's options are
 accepted and ignored). Behaviour from the environment:

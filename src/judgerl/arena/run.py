@@ -61,7 +61,7 @@ def series_games(judge: Any, pairs: Sequence[Any], samples: int, directory: Path
     units = plan_units(pairs, "pairwise", samples, judge.seed)
     path = directory / JUDGMENTS_FILE
     done = index_existing(read_judgments(path), {u.key: u for u in units},
-                          lambda u: judge.build(u.pair.prompt, u.responses()), path)
+                          lambda u: judge.build(u.pair.prompt, u.responses(), u.pair.rubric), path)
     games = []
     for u in units:
         rec = done.get(u.key)

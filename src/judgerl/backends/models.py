@@ -1,6 +1,6 @@
 """Resolve a model name to a backend.
 
-Names are ``provider/name`` (``hf/…``, ``openai/…``, ``vllm/…``, ``llamacpp/…``), the embedded model's short name
+Names are ``provider/name`` (``hf/…``, ``openai/…``, ``vllm/…``), the embedded model's short name
 ``smollm2-135m``, a trained judge that ships with judgerl (:data:`NAMED_JUDGES`, e.g.
 ``smollm2-135m-judge``), ``scripted/<outputs.jsonl>`` (replays outputs, for tests) or a local
 directory (loaded with the ``hf`` provider). Providers are imported lazily so optional extras are
@@ -15,7 +15,7 @@ from typing import Any
 from judgerl.backends.base import Backend
 from judgerl.backends.embedded import EMBEDDED_NAME, cache_dir, embedded_model_path
 
-PROVIDERS = ("hf", "openai", "vllm", "llamacpp", "scripted")
+PROVIDERS = ("hf", "openai", "vllm", "scripted")
 
 #: Trained judges shipped as LoRA adapters (``judgerl/backends/judges/<name>/``): name -> (base model name,
 #: the command that trains and ships the adapter). Merged into the base on first use
@@ -57,9 +57,7 @@ def load_backend(model: str, **kwargs: Any) -> Backend:
 
     Args:
         model: ``smollm2-135m``, a :data:`NAMED_JUDGES` name, ``hf/<path-or-id>``,
-            ``openai/<model>``, ``vllm/<path>``, ``llamacpp/<embedded or .gguf path>`` (starts
-            llama.cpp's ``llama-server``: :mod:`judgerl.backends.llamacpp`) or a local directory.
-            Hub ids are passed to
+            ``openai/<model>``, ``vllm/<path>`` or a local directory. Hub ids are passed to
             transformers unchanged (they only work where a hub is
             reachable or the model is already cached).
         **kwargs: Passed to the backend's constructor (e.g. ``batch_size``, ``base_url``).
@@ -97,12 +95,6 @@ def load_backend(model: str, **kwargs: Any) -> Backend:
         backend = VLLMBackend(resolve_hf_path(name), **kwargs)
         backend.name = model
         return backend
-    if provider == "llamacpp":
-        try:
-            from judgerl.backends.llamacpp import LlamaCppBackend
-        except ImportError as e:  # pragma: no cover - depends on the environment
-            raise ImportError("The llamacpp backend needs: pip install 'judgerl[llamacpp]'") from e
-        return LlamaCppBackend(name, **kwargs)
     if provider == "scripted":
         return load_scripted(name, **kwargs)
     raise ValueError(f"Provider {provider!r} cannot be loaded by name; construct it directly")

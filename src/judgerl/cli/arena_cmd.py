@@ -15,6 +15,7 @@ from judgerl.cli.judge_options import (
     FORCE_ANSWER_OPTION,
     MAX_NEW_TOKENS_OPTION,
     MODEL_ARG_OPTION,
+    PROMPT_TEMPLATE_OPTION,
     PROTOCOL_ARG_OPTION,
     SAMPLES_OPTION,
     SEED_OPTION,
@@ -40,6 +41,7 @@ def arena_command(
                                  "response}); NAME=PATH allowed."),
     protocol: str = protocol_option("arena"),
     protocol_arg: Optional[List[str]] = PROTOCOL_ARG_OPTION,
+    prompt_template: Optional[Path] = PROMPT_TEMPLATE_OPTION,
     anti_hacking: bool = ANTI_HACKING_OPTION,
     field: Optional[List[str]] = typer.Option(None, "--field", help=_FIELD_HELP),
     round_robin: bool = typer.Option(False, "--round-robin", help="Also judge every pair of systems (a joint "
@@ -71,7 +73,7 @@ def arena_command(
     from judgerl.cli.data_cmd import parse_field_options
     from judgerl.eval import RunConfigMismatch
 
-    opts = judge_options(judge, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg,
+    opts = judge_options(judge, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg, prompt_template=prompt_template,
                          anti_hacking=anti_hacking, samples=samples, temperature=temperature, top_p=top_p,
                          max_new_tokens=max_new_tokens, seed=seed, force_answer=force_answer, batch_size=batch_size)
     fmap = parse_field_options(field)

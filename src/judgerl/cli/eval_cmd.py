@@ -14,6 +14,7 @@ from judgerl.cli.judge_options import (
     MAX_NEW_TOKENS_OPTION,
     MAX_TOOL_ROUNDS_OPTION,
     MODEL_ARG_OPTION,
+    PROMPT_TEMPLATE_OPTION,
     PROTOCOL_ARG_OPTION,
     SAMPLES_OPTION,
     SEED_OPTION,
@@ -45,8 +46,12 @@ def eval_command(
     field: Optional[List[str]] = typer.Option(None, "--field", help="Field mapping for generic JSON/JSONL data: "
                                               "CANONICAL=RECORD_FIELD, e.g. --field prompt=question "
                                               "--field chosen=good (repeatable)."),
+    rubric: Optional[str] = typer.Option(None, "--rubric", help="Record field (dotted paths allowed) holding a "
+                                         "per-prompt rubric, shown to the judge after the question in every "
+                                         "protocol (rubric-conditioned judging); a record without it is an error."),
     protocol: str = protocol_option("pav"),
     protocol_arg: Optional[List[str]] = PROTOCOL_ARG_OPTION,
+    prompt_template: Optional[Path] = PROMPT_TEMPLATE_OPTION,
     samples: int = SAMPLES_OPTION,
     temperature: Optional[float] = TEMPERATURE_OPTION,
     top_p: float = TOP_P_OPTION,
@@ -78,7 +83,7 @@ def eval_command(
     from judgerl.data import DataFormatError, load_pairs
     from judgerl.eval import RunConfigMismatch, run_eval
 
-    opts = judge_options(model, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg,
+    opts = judge_options(model, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg, prompt_template=prompt_template,
                          samples=samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
                          seed=seed, force_answer=force_answer, tools=tools, max_tool_rounds=max_tool_rounds,
                          unsafe_sandbox=unsafe_sandbox, batch_size=batch_size)
@@ -86,7 +91,8 @@ def eval_command(
         from judgerl.cli.data_cmd import parse_field_options, parse_label_map
 
         loaded = load_pairs(data, format=format, field_map=parse_field_options(field), skip_invalid=skip_invalid,
-                            limit=limit, split=split, config=data_config, label_map=parse_label_map(label_map))
+                            limit=limit, split=split, config=data_config, label_map=parse_label_map(label_map),
+                            rubric_field=rubric)
     except (DataFormatError, OSError, ValueError) as e:
         fail(e)
     if loaded.n_skipped:
@@ -101,7 +107,7 @@ def eval_command(
         print_runtime(backend)
     judge = opts.make_judge(backend, sandbox=sandbox)
     info = {"data": str(Path(data).resolve()), "format": loaded.format, "limit": limit, "model_arg": model,
-            "n_skipped_records": loaded.n_skipped}
+            "n_skipped_records": loaded.n_skipped, "rubric_field": rubric}
     try:
         summary = run_eval(
             judge, loaded.pairs, out, samples=opts.samples, resume=not overwrite, progress=progress,

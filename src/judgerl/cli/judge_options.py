@@ -10,6 +10,7 @@ inspect_ai's ``_cli/common.py``). Errors in these options end the command with o
 from __future__ import annotations
 
 from enum import Enum
+from pathlib import Path
 from typing import Any, List, NoReturn
 
 import typer
@@ -46,6 +47,11 @@ def protocol_option(default: str) -> Any:
                         "judgerl.protocols).")
 
 
+#: ``--prompt-template FILE``: a judge prompt and answer pattern from a file (the ``template`` protocol).
+PROMPT_TEMPLATE_OPTION: Any = typer.Option(
+    None, "--prompt-template", help="Judge prompt template file with its answer pattern (YAML/JSON, or text with "
+    "YAML front matter; e.g. examples/templates/arena-hard.yaml, prometheus-absolute.md): replaces --protocol "
+    "(protocol 'template', see judgerl.protocols.template_file).")
 PROTOCOL_ARG_OPTION: Any = typer.Option(None, "--protocol-arg", help="Protocol option KEY=VALUE (repeatable), e.g. "
                                         "max_score=9 or mode=rank.")
 ANTI_HACKING_OPTION: Any = typer.Option(False, "--anti-hacking", help="Add the anti-hacking instruction to the "
@@ -123,18 +129,23 @@ def load_judge_backend(model: str, model_arg: List[str] | None = None, base_url:
 
 def judge_options(model: str, *, model_arg: List[str] | None = None, base_url: str | None = None,
                   protocol: str = "pav", protocol_arg: List[str] | None = None, anti_hacking: bool = False,
+                  prompt_template: str | Path | None = None,
                   samples: int = 1, temperature: float | None = None, top_p: float = 1.0,
                   max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, seed: int = 0, force_answer: bool = False,
                   tools: ToolsChoice | str = ToolsChoice.none, max_tool_rounds: int = MAX_TOOL_ROUNDS,
                   unsafe_sandbox: bool = False, batch_size: int = DEFAULT_BATCH_SIZE) -> JudgeOptions:
     """The :class:`JudgeOptions` of a command's shared option values; exits 2 with one line on a bad
-    ``KEY=VALUE``, ``--base-url``, ``--tools`` value or protocol (checked here, before any model loads)."""
+    ``KEY=VALUE``, ``--base-url``, ``--tools`` value, protocol or ``--prompt-template`` file (checked here, before
+    any model loads). ``prompt_template`` makes the protocol ``template`` with ``path=prompt_template``."""
     tools_value = tools.value if isinstance(tools, ToolsChoice) else str(tools)
     if tools_value not in ("none", "python"):
         fail(f"--tools must be 'none' or 'python', got {tools_value!r}")
     try:
+        protocol_args = parse_key_values(protocol_arg)
+        if prompt_template is not None:
+            protocol, protocol_args = "template", {**protocol_args, "path": str(Path(prompt_template).resolve())}
         opts = JudgeOptions(model, model_args=parse_key_values(model_arg, "--model-arg"), base_url=base_url,
-                            protocol=protocol, protocol_args=parse_key_values(protocol_arg), anti_hacking=anti_hacking,
+                            protocol=protocol, protocol_args=protocol_args, anti_hacking=anti_hacking,
                             samples=samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
                             seed=seed, force_answer=force_answer, tools=tools_value == "python",
                             max_tool_rounds=max_tool_rounds, unsafe_sandbox=unsafe_sandbox, batch_size=batch_size)
@@ -144,7 +155,7 @@ def judge_options(model: str, *, model_arg: List[str] | None = None, base_url: s
     try:
         opts.make_protocol()
     except (ValueError, TypeError) as e:
-        fail(f"--protocol {protocol}: {e}")
+        fail(f"--prompt-template: {e}" if prompt_template is not None else f"--protocol {protocol}: {e}")
     return opts
 
 
@@ -170,6 +181,6 @@ def print_runtime(backend: Any = None) -> None:
         typer.echo(describe(), err=True)
 
 
-__all__ = ["BASE_URL_OPTION", "MODEL_ARG_OPTION", "JudgeOptions", "ToolsChoice", "backend_kwargs", "fail",
+__all__ = ["BASE_URL_OPTION", "MODEL_ARG_OPTION", "PROMPT_TEMPLATE_OPTION", "JudgeOptions", "ToolsChoice", "backend_kwargs", "fail",
            "judge_options", "load_judge_backend", "open_sandbox", "parse_key_values", "parse_protocol_args",
            "print_runtime", "protocol_option"]

@@ -14,6 +14,7 @@ from judgerl.cli.judge_options import (
     FORCE_ANSWER_OPTION,
     MAX_NEW_TOKENS_OPTION,
     MODEL_ARG_OPTION,
+    PROMPT_TEMPLATE_OPTION,
     SAMPLES_OPTION,
     SEED_OPTION,
     TEMPERATURE_OPTION,
@@ -30,9 +31,14 @@ def label_command(
     data: Path = typer.Option(..., "--data", "-d", help="Instruction–response records (JSON / JSONL): prompt, "
                               "response, optional id."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (labels.jsonl, run.json, summary.json)."),
-    scale: str = typer.Option("0-9", "--scale", help="Score scale LO-HI of the PoS judge (ifeval: 0-9)."),
+    scale: str = typer.Option("0-9", "--scale", help="Score scale LO-HI of the PoS judge (ifeval: 0-9; with "
+                              "--prompt-template the template's scale)."),
+    prompt_template: Optional[Path] = PROMPT_TEMPLATE_OPTION,
     field: Optional[List[str]] = typer.Option(None, "--field", help="Field mapping NAME=RECORD_FIELD for id, prompt, "
                                               "response (dotted paths allowed; repeatable)."),
+    rubric: Optional[str] = typer.Option(None, "--rubric", help="Record field (dotted paths allowed) holding a "
+                                         "per-record rubric shown to an LLM judge after the question; 'ifeval' "
+                                         "derives it from the prompt's IFEval instructions (needs --ifeval-data)."),
     score_mode: str = typer.Option("parsed", "--score-mode", help="LLM judges: parsed (the written score), mean "
                                    "(of --samples judgments) or expected (probability-weighted, needs logprobs)."),
     samples: int = SAMPLES_OPTION,
@@ -58,8 +64,19 @@ def label_command(
     from judgerl.gold.scorer import load_scorer
     from judgerl.judge.scorer import parse_scale
 
+    from judgerl.data.errors import DataFormatError
+    from judgerl.gold.label import ifeval_rubrics
+
     fmap = parse_field_options(field) if field else None
-    records, errors = load_label_records(data, fmap, skip_invalid=skip_invalid)
+    if rubric == "ifeval" and not ifeval_data:
+        fail("--rubric ifeval derives the rubric from the IFEval instructions: give --ifeval-data input_data.jsonl")
+    try:
+        records, errors = load_label_records(data, fmap, skip_invalid=skip_invalid,
+                                             rubric_field=None if rubric == "ifeval" else rubric)
+        if rubric == "ifeval":
+            records = ifeval_rubrics(records, str(ifeval_data))
+    except DataFormatError as e:
+        fail(e)
     if errors:
         typer.echo(f"skipped {len(errors)} invalid records in {data} (first: {errors[0]})", err=True)
     if limit is not None:
@@ -67,7 +84,7 @@ def label_command(
     if not records:
         typer.echo(f"error: no records in {data}", err=True)
         raise SystemExit(2)
-    opts = judge_options(judge, model_arg=model_arg, base_url=base_url, protocol="pos", samples=samples,
+    opts = judge_options(judge, model_arg=model_arg, base_url=base_url, protocol="pos", prompt_template=prompt_template, samples=samples,
                          temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, force_answer=force_answer,
                          batch_size=batch_size)
     try:
@@ -75,7 +92,7 @@ def label_command(
                              ifeval_data=str(ifeval_data) if ifeval_data else None)
     except ExpectedScoreUnavailable as e:
         fail(f"--score-mode expected: {e}")
-    info = {"data": str(Path(data).resolve()), "limit": limit, "judge_arg": judge}
+    info = {"data": str(Path(data).resolve()), "limit": limit, "judge_arg": judge, "rubric": rubric}
 
     def progress(done: int, total: int) -> None:
         typer.echo(f"labelled {done}/{total}", err=True)

@@ -17,6 +17,7 @@ from judgerl.cli.judge_options import (
     FORCE_ANSWER_OPTION,
     MAX_NEW_TOKENS_OPTION,
     MODEL_ARG_OPTION,
+    PROMPT_TEMPLATE_OPTION,
     PROTOCOL_ARG_OPTION,
     SAMPLES_OPTION,
     SEED_OPTION,
@@ -46,6 +47,7 @@ def probe_command(
                                     "mean or min."),
     protocol: str = protocol_option("pos"),
     protocol_arg: Optional[List[str]] = PROTOCOL_ARG_OPTION,
+    prompt_template: Optional[Path] = PROMPT_TEMPLATE_OPTION,
     anti_hacking: bool = ANTI_HACKING_OPTION,
     data_dir: Path = typer.Option(None, "--data-dir", help="Folder with ifeval/, gsm8k/, llmbar/ (default: "
                                   "$JUDGERL_SHARED_DATA or ../shared/data).", show_default=False),
@@ -81,7 +83,7 @@ def probe_command(
     from judgerl.eval import RunConfigMismatch
     from judgerl.probe import hack_probes, load_probe_prompts, load_prompts_file, master_key_probes, run_probe
 
-    options = [judge_options(m, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg,
+    options = [judge_options(m, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg, prompt_template=prompt_template,
                              anti_hacking=anti_hacking, samples=samples, temperature=temperature, top_p=top_p,
                              max_new_tokens=max_new_tokens, seed=seed, force_answer=force_answer,
                              batch_size=batch_size) for m in judge]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -12,6 +13,7 @@ from judgerl.cli.judge_options import (
     MAX_NEW_TOKENS_OPTION,
     MAX_TOOL_ROUNDS_OPTION,
     MODEL_ARG_OPTION,
+    PROMPT_TEMPLATE_OPTION,
     PROTOCOL_ARG_OPTION,
     SAMPLES_OPTION,
     SEED_OPTION,
@@ -33,6 +35,7 @@ def serve_command(
                               "vllm/<path>, or a local directory."),
     protocol: str = protocol_option("pav"),
     protocol_arg: Optional[List[str]] = PROTOCOL_ARG_OPTION,
+    prompt_template: Optional[Path] = PROMPT_TEMPLATE_OPTION,
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (0.0.0.0 exposes the server)."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
     base_url: Optional[str] = BASE_URL_OPTION,
@@ -76,7 +79,7 @@ def serve_command(
 
     from judgerl.serve.app import ServeConfig, create_app
 
-    opts = judge_options(model, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg,
+    opts = judge_options(model, model_arg=model_arg, base_url=base_url, protocol=protocol, protocol_arg=protocol_arg, prompt_template=prompt_template,
                          samples=samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
                          seed=seed, force_answer=force_answer, tools=tools, max_tool_rounds=max_tool_rounds,
                          unsafe_sandbox=unsafe_sandbox)

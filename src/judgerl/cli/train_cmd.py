@@ -23,6 +23,10 @@ def train_command(
                                 "checkpoint, with the config it saved (config.json); --config is then optional."),
     reward_url: Optional[str] = typer.Option(None, "--reward-url", help="Policy recipes (policy-grpo): take "
                                              "rewards from this `judgerl serve` server instead of an in-process judge."),
+    reward: Optional[str] = typer.Option(None, "--reward", help="Policy recipes: 'judge' (the training judge) or "
+                                         "'gold' (the oracle arm: the gold judge itself is the reward)."),
+    rubric: Optional[str] = typer.Option(None, "--rubric", help="Policy recipes: the training judge's per-prompt "
+                                         "rubric, 'ifeval' (from the IFEval instructions) or a prompt-record field."),
     list_recipes: bool = typer.Option(False, "--list-recipes", help="List the built-in recipes and exit."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved config and exit."),
     verbose: bool = typer.Option(False, "--verbose", help="Print the runtime settings (OpenMP wait policy, "
@@ -58,10 +62,11 @@ def train_command(
         from judgerl.cli.policy_cmd import policy_train
 
         policy_train(config, list(overrides), data=data, output_dir=output_dir, max_steps=max_steps, model=model,
-                     resume=resume, reward_url=reward_url, dry_run=dry_run)
+                     resume=resume, reward_url=reward_url, dry_run=dry_run, reward=reward, rubric=rubric)
         return
-    if reward_url is not None:
-        raise typer.BadParameter("--reward-url applies to policy recipes (task: policy, e.g. policy-grpo)")
+    for flag, value in (("--reward-url", reward_url), ("--reward", reward), ("--rubric", rubric)):
+        if value is not None:
+            raise typer.BadParameter(f"{flag} applies to policy recipes (task: policy, e.g. policy-grpo)")
     extra = list(overrides)
     if data is not None:
         extra.append(f"data.path={data}")

@@ -24,7 +24,7 @@ from typing import Any
 from judgerl.data.errors import DataFormatError, FieldError
 from judgerl.data.formats import ALIASES, FORMATS
 from judgerl.data.formats.base import RecordContext, dataset_stem
-from judgerl.data.formats.generic import validate_field_map, validate_label_map
+from judgerl.data.formats.generic import resolve, validate_field_map, validate_label_map
 from judgerl.data.io import RawRecord, iter_source
 from judgerl.types import PreferencePair
 
@@ -185,6 +185,7 @@ def load_pairs(
     split: str | None = None,
     config: str | None = None,
     label_map: Mapping[str, str] | None = None,
+    rubric_field: str | None = None,
 ) -> LoadResult:
     """Read a preference-data file into canonical pairs.
 
@@ -204,6 +205,9 @@ def load_pairs(
         config: Hub dataset configuration.
         label_map: For ``generic`` with a ``label`` field: label value -> ``"first"`` / ``"second"``
             / ``"tie"`` (CLI ``--label-map``); an unmapped value is an error.
+        rubric_field: A record field (dotted paths allowed) holding each prompt's rubric, any format; it
+            becomes :attr:`PreferencePair.rubric` (CLI ``--rubric FIELD``). A record without it, or with a
+            non-string / empty value, is a bad record naming the field.
 
     Returns:
         A :class:`LoadResult`. Ids are unique inside the file.
@@ -228,7 +232,7 @@ def load_pairs(
     with closing(iter_source(path, split, config)) as records:
         _convert_all(
             records, path, fmt, fmap, skip_invalid, limit, checked_first=format is None, result=result,
-            label_map=lmap,
+            label_map=lmap, rubric_field=rubric_field,
         )
     if result.n_records == 0:
         raise DataFormatError(path, None, None, "contains no records")
@@ -268,6 +272,7 @@ def _convert_all(
     checked_first: bool,
     result: LoadResult,
     label_map: dict[str, str] | None = None,
+    rubric_field: str | None = None,
 ) -> None:
     """Convert ``records`` into ``result`` (pairs, counts, skip messages); see :func:`load_pairs`."""
     spec = FORMATS[fmt]
@@ -292,6 +297,9 @@ def _convert_all(
                 pairs = spec.convert(raw.value, ctx)
             except FieldError as e:
                 raise DataFormatError(path, raw.location, e.field, e.reason) from None
+            if rubric_field is not None:
+                rubric = rubric_of_record(raw.value, rubric_field, path, raw.location)
+                pairs = [replace(p, rubric=rubric) for p in pairs]
             for pair in pairs:
                 if pair.id in seen_ids:
                     raise DataFormatError(
@@ -306,6 +314,20 @@ def _convert_all(
             result.errors.append(str(e))
             continue
         result.pairs.extend(pairs)
+
+
+def rubric_of_record(record: Mapping[str, Any], name: str, path: str | Path, location: str | None) -> str:
+    """The rubric in ``record[name]`` (dotted paths allowed): what ``--rubric FIELD`` reads in eval and label.
+
+    Raises:
+        DataFormatError: the field is missing, not a string or blank (names the file, location and field).
+    """
+    value = resolve(record, name)
+    if value is None:
+        raise DataFormatError(path, location, name, "is missing (--rubric names this field as the prompt's rubric)")
+    if not isinstance(value, str) or not value.strip():
+        raise DataFormatError(path, location, name, f"must be a non-empty string (the rubric), got {value!r:.60}")
+    return value
 
 
 def _resolve_format(

@@ -168,7 +168,7 @@ def run_eval(
     jpath = out / JUDGMENTS_FILE
 
     def build(u: WorkUnit) -> Messages:
-        return judge.build(u.pair.prompt, u.responses())
+        return judge.build(u.pair.prompt, u.responses(), u.pair.rubric)
 
     done = index_existing(read_judgments(jpath), by_key, build, jpath,
                           seed_of=lambda u: judge.sample_seed(u.seed_key, u.sample))
@@ -185,7 +185,7 @@ def run_eval(
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start : start + batch_size]
                 messages = [build(u) for u in chunk]
-                requests = [judge.request(m, u.responses(), u.seed_key, u.sample) for u, m in zip(chunk, messages)]
+                requests = [judge.request(m, u.responses(), u.seed_key, u.sample, u.pair.prompt) for u, m in zip(chunk, messages)]
                 sink = _OrderedSink(chunk, writer, done, tracker)
                 judge.run(requests, on_done=lambda i, j: sink.add(i, make_record(chunk[i], judge, messages[i], j,
                                                                                   save_messages)))

@@ -37,7 +37,7 @@ CONFIG_KEYS = ("model", "protocol", "samples", "seed", "sampling", "tools", "max
 #: Values assumed for keys that older run.json files lack.
 _CONFIG_DEFAULTS = {"force_answer": False}
 #: Protocol options assumed when an older run.json's ``protocol`` lacks them.
-_PROTOCOL_DEFAULTS = {"anti_hacking": False}
+_PROTOCOL_DEFAULTS = {"anti_hacking": False, "namespace": False}
 
 
 class RunConfigMismatch(ValueError):

@@ -237,6 +237,15 @@ class IFEvalGoldJudge:
             )
         return rec
 
+    def descriptions(self, prompt: PromptRef) -> list[str | None]:
+        """Each instruction of ``prompt``'s record as the checking library words it (None for an id it has
+        no check for), in ``instruction_id_list`` order (what :mod:`judgerl.gold.rubric` turns into a rubric).
+
+        Raises:
+            UnknownPromptError: ``prompt`` matches no record.
+        """
+        return [p.description for p in self._prepare(self.record(prompt))]
+
     # -- scoring -------------------------------------------------------------------------------
 
     def score(self, prompt: PromptRef, response: str) -> GoldScore:

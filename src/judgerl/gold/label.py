@@ -38,25 +38,30 @@ SUMMARY_FILE = "summary.json"
 
 @dataclass(frozen=True)
 class LabelRecord:
-    """One instruction–response record to label."""
+    """One instruction–response record to label (``rubric``: shown to an LLM judge, or None)."""
 
     id: str
     prompt: str
     response: str
+    rubric: str | None = None
 
     def item_hash(self) -> str:
-        """SHA-256 (16 hex digits) of the prompt and response: a resumed run refuses changed records."""
-        blob = json.dumps([self.prompt, self.response], ensure_ascii=False)
+        """SHA-256 (16 hex digits) of the prompt and response (and the rubric, when there is one): a resumed run
+        refuses changed records."""
+        texts = [self.prompt, self.response] + ([self.rubric] if self.rubric else [])
+        blob = json.dumps(texts, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 def load_label_records(path: str | Path, field_map: Mapping[str, str] | None = None, *,
-                       skip_invalid: bool = False) -> tuple[list[LabelRecord], list[str]]:
+                       skip_invalid: bool = False, rubric_field: str | None = None
+                       ) -> tuple[list[LabelRecord], list[str]]:
     """Read instruction–response records (JSON array or JSON Lines, gzip allowed).
 
     Each record needs ``prompt`` and ``response`` strings; ``id`` (string or integer) defaults to the
     record's 0-based index. ``field_map`` maps these names to the record's fields (``{"prompt":
     "instruction"}``; dotted paths allowed), as :func:`judgerl.audit.load_audit_records` reads them.
+    ``rubric_field`` names a record field holding each record's rubric (``judgerl label --rubric FIELD``).
 
     Returns:
         ``(records, errors)`` (``errors``: messages of skipped records with ``skip_invalid``).
@@ -74,6 +79,7 @@ def load_label_records(path: str | Path, field_map: Mapping[str, str] | None = N
     if unknown:
         raise ValueError(f"--field: unknown field(s) {unknown}; known: id, prompt, response")
     raw, errors = load_audit_records(path, fmap, skip_invalid=skip_invalid)
+    rubrics = _rubrics(path, fmap.get("id", "id"), rubric_field) if rubric_field else {}
     out: list[LabelRecord] = []
     seen: dict[str, int] = {}
     for n, r in enumerate(raw):
@@ -90,8 +96,49 @@ def load_label_records(path: str | Path, field_map: Mapping[str, str] | None = N
             errors.append(str(e))
             continue
         seen[r.id] = n
-        out.append(LabelRecord(r.id, r.prompt, r.response))
+        out.append(LabelRecord(r.id, r.prompt, r.response, rubrics.get(r.id)))
     return out, errors
+
+
+def _rubrics(path: str | Path, id_field: str, rubric_field: str) -> dict[str, str]:
+    """Record id -> rubric (``rubric_field``; ids as :func:`judgerl.audit.load_audit_records` makes them).
+
+    Raises:
+        DataFormatError: a record without a usable rubric (names the file, record and field).
+    """
+    from judgerl.data.formats.generic import resolve
+    from judgerl.data.io import iter_records
+    from judgerl.data.loaders import rubric_of_record
+
+    out: dict[str, str] = {}
+    for raw in iter_records(path):
+        if raw.error or not isinstance(raw.value, Mapping):
+            continue  # reported by load_audit_records
+        rid = resolve(raw.value, id_field)
+        out[str(raw.index if rid is None else rid)] = rubric_of_record(raw.value, rubric_field, path, raw.location)
+    return out
+
+
+def ifeval_rubrics(records: Sequence[LabelRecord], ifeval_data: str | Path) -> list[LabelRecord]:
+    """``records`` with the rubric derived from each prompt's IFEval instructions
+    (:func:`judgerl.gold.rubric.ifeval_rubric`; ``--rubric ifeval``).
+
+    Raises:
+        DataFormatError: a prompt that is not one of the IFEval records (names its id).
+    """
+    import dataclasses
+
+    from judgerl.gold.rubric import IFEvalRubrics
+
+    rubrics = IFEvalRubrics.from_file(ifeval_data)
+    out = []
+    for r in records:
+        text = rubrics.for_prompt(r.prompt)
+        if text is None:
+            raise DataFormatError(ifeval_data, f"record id {r.id!r}", "prompt", "is not one of the IFEval prompts "
+                                  "(--rubric ifeval derives the rubric from its instructions)")
+        out.append(dataclasses.replace(r, rubric=text))
+    return out
 
 
 def _prepare(out: Path, config: dict[str, Any], info: Mapping[str, Any], resume: bool) -> None:
@@ -164,12 +211,14 @@ def run_label(scorer: PointwiseScorer, records: Sequence[LabelRecord], out_dir: 
     with JudgmentWriter(path) as writer:
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
-            scores = scorer.score_batch([ScoreItem(r.prompt, r.response, key=r.id) for r in chunk])
+            scores = scorer.score_batch([ScoreItem(r.prompt, r.response, key=r.id, rubric=r.rubric) for r in chunk])
             for r, s in zip(chunk, scores):
                 rec = {"id": r.id, "prompt": r.prompt, "response": r.response, "score": s.score, "valid": s.valid,
                        "invalid_reason": s.invalid_reason, "reasoning": s.reasoning, "mode": s.mode,
                        "details": dict(s.details), "judge": scorer.name, "item_hash": r.item_hash(),
                        "final": not s.retryable}
+                if r.rubric:
+                    rec["rubric"] = r.rubric
                 writer.write(rec)
                 done[r.id] = rec
             writer.sync()
@@ -227,4 +276,5 @@ def _key(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
 
 
-__all__ = ["LABELS_FILE", "LabelRecord", "load_label_records", "read_labels", "run_label", "summarize_labels"]
+__all__ = ["LABELS_FILE", "LabelRecord", "ifeval_rubrics", "load_label_records", "read_labels", "run_label",
+           "summarize_labels"]

@@ -69,7 +69,8 @@ def load_scorer(spec: str, *, scale: tuple[float, float] = (0.0, 9.0), mode: str
         mode, fallback: See :class:`~judgerl.judge.scorer.JudgeScorer`.
         options: The judge's options (:class:`~judgerl.judge.options.JudgeOptions`: samples, sampling,
             forcing, seed, backend and protocol options); its ``model`` and ``protocol`` are replaced by
-            ``spec`` and ``pos`` on ``scale``. Default: ``JudgeOptions(spec)``.
+            ``spec`` and ``pos`` on ``scale`` (a pointwise ``template`` protocol is kept, on its own scale).
+            Default: ``JudgeOptions(spec)``.
         ifeval_data: The IFEval ``input_data.jsonl`` (``ifeval`` only).
 
     Raises:
@@ -89,6 +90,13 @@ def load_scorer(spec: str, *, scale: tuple[float, float] = (0.0, 9.0), mode: str
 
         return GoldScorer(IFEvalGoldJudge.from_file(ifeval_data))
     opts = options or JudgeOptions(spec)
+    if opts.protocol == "template":  # a pointwise prompt template brings its own scale
+        opts = dataclasses.replace(opts, model=spec)
+        judge = opts.make_judge()
+        if judge.protocol.kind != "pointwise":
+            raise ValueError(f"a scorer scores one response: the prompt template {opts.protocol_args.get('path')} is "
+                             f"{judge.protocol.kind}, not pointwise")
+        return JudgeScorer(judge, mode=mode, samples=opts.samples, fallback=fallback)
     opts = dataclasses.replace(opts, model=spec, protocol="pos",
                                protocol_args={**opts.protocol_args, "min_score": scale[0], "max_score": scale[1]})
     return JudgeScorer(opts.make_judge(), mode=mode, samples=opts.samples, fallback=fallback)

@@ -39,6 +39,7 @@ from judgerl.judge.defaults import DEFAULT_MAX_NEW_TOKENS
 from judgerl.protocols.base import JudgeProtocol
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
 from judgerl.tools import Executor
+from judgerl.tools.namespace import response_namespace
 from judgerl.tools.tir import backend_tokenizer, build_trajectory, run_tool_loop
 from judgerl.types import Completion, Decision, FinishReason, Messages, RETRYABLE_FINISH_REASONS, Trajectory
 
@@ -63,17 +64,23 @@ class JudgeInput:
         responses: 1 response (pointwise), 2 (pairwise) or n >= 2 (listwise).
         key: Stable identity of this input for sampling seeds (e.g. ``"pair-7/AB"``); empty means
             "derive it from the content" (same texts -> same seeds).
+        rubric: Per-prompt rubric shown to the judge (``protocol.build(..., rubric=...)``), or None.
     """
 
     prompt: str
     responses: tuple[str, ...]
     key: str = ""
+    rubric: str | None = None
 
     def seed_key(self) -> str:
-        """``key``, or a SHA-256 of the prompt and responses when ``key`` is empty."""
+        """``key``, or a SHA-256 of the prompt and responses (and the rubric, when there is one) when ``key``
+        is empty."""
         if self.key:
             return self.key
-        blob = json.dumps([self.prompt, list(self.responses)], ensure_ascii=False)
+        texts: list = [self.prompt, list(self.responses)]
+        if self.rubric:
+            texts.append(self.rubric)
+        blob = json.dumps(texts, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
 
 
@@ -85,13 +92,15 @@ class JudgeRequest:
         messages: The judge prompt (from :meth:`Judge.build`, or a training row's prompt).
         n_responses: Responses shown (for listwise index checks; None when unknown).
         seed: Sampling seed of this sample (None: greedy, or the backend's own seeds).
-        responses: The texts under judgment, for the quoted-answer check (may be empty).
+        responses: The texts under judgment (the quoted-answer check, the response namespace; may be empty).
+        prompt: The user question, ``PROMPT`` of the response namespace (None: ``""``).
     """
 
     messages: Messages
     n_responses: int | None = None
     seed: int | None = None
     responses: tuple[str, ...] = ()
+    prompt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -226,13 +235,17 @@ class Judge:
             "force_answer": self.force_answer,
         }
 
-    def build(self, prompt: str, responses: Sequence[str]) -> Messages:
-        """The judge prompt for one input (``protocol.build`` with this judge's ``tools`` and tool budget).
+    def build(self, prompt: str, responses: Sequence[str], rubric: str | None = None) -> Messages:
+        """The judge prompt for one input (``protocol.build`` with this judge's ``tools`` and tool budget, and
+        the input's ``rubric``, None for none).
 
         Raises:
-            TypeError, ValueError: from the protocol (wrong number or type of responses).
+            TypeError, ValueError: from the protocol (wrong number or type of responses, a non-str rubric).
         """
-        return self.protocol.build(prompt, list(responses), tools=self.tools, max_tool_rounds=self.max_tool_rounds)
+        if rubric is None:  # protocols written before rubrics keep working
+            return self.protocol.build(prompt, list(responses), tools=self.tools, max_tool_rounds=self.max_tool_rounds)
+        return self.protocol.build(prompt, list(responses), tools=self.tools, max_tool_rounds=self.max_tool_rounds,
+                                   rubric=rubric)
 
     def sample_seed(self, key: str, sample: int) -> int | None:
         """The seed of sample ``sample`` of the input ``key``; None for greedy decoding."""
@@ -240,9 +253,11 @@ class Judge:
             return None
         return derive_seed(self.seed, key, sample)
 
-    def request(self, messages: Messages, responses: Sequence[str], key: str, sample: int) -> JudgeRequest:
-        """The request of sample ``sample`` of the input ``key`` whose prompt is ``messages``."""
-        return JudgeRequest(messages, len(responses), self.sample_seed(key, sample), tuple(responses))
+    def request(self, messages: Messages, responses: Sequence[str], key: str, sample: int,
+                prompt: str | None = None) -> JudgeRequest:
+        """The request of sample ``sample`` of the input ``key`` whose prompt is ``messages`` (``prompt``: the
+        user question, for the response namespace)."""
+        return JudgeRequest(messages, len(responses), self.sample_seed(key, sample), tuple(responses), prompt)
 
     def requests(self, inputs: Sequence[JudgeInput], samples: int = 1) -> list[JudgeRequest]:
         """THE expansion of inputs x samples into requests (the Judge, the reward server and the eval
@@ -256,9 +271,9 @@ class Judge:
             raise ValueError(f"samples must be >= 1, got {samples}")
         out = []
         for inp in inputs:
-            messages = self.build(inp.prompt, inp.responses)
+            messages = self.build(inp.prompt, inp.responses, inp.rubric)
             key = inp.seed_key()
-            out.extend(self.request(messages, inp.responses, key, k) for k in range(samples))
+            out.extend(self.request(messages, inp.responses, key, k, inp.prompt) for k in range(samples))
         return out
 
     # -- batch API -------------------------------------------------------------------------------
@@ -318,7 +333,8 @@ class Judge:
                 settle(i, self._from_trajectory(requests[i], t))
 
             run_tool_loop(self.backend, [r.messages for r in requests], self.params, self.sandbox,
-                          max_rounds=self.max_tool_rounds, seeds=use_seeds, on_done=traj_done)
+                          max_rounds=self.max_tool_rounds, seeds=use_seeds, on_done=traj_done,
+                          namespaces=self.namespaces(requests))
         else:
             def gen_done(i: int, c: Completion) -> None:
                 settle(i, self._from_completion(requests[i], c))
@@ -333,6 +349,12 @@ class Judge:
         if to_force:
             self._force(to_force, requests, out, on_done)
         return out  # type: ignore[return-value]
+
+    def namespaces(self, requests: Sequence[JudgeRequest]) -> list[dict[str, Any]] | None:
+        """Each request's response namespace (:mod:`judgerl.tools.namespace`); None when the protocol's option
+        is off. Raises ValueError: a request without its responses."""
+        return [response_namespace(self.kind, r.prompt or "", r.responses) for r in requests] \
+            if self.protocol.namespace else None
 
     def expected_scores(self, judgments: Sequence[Judgment], require_valid: bool = False) -> list[Any]:
         """The expected score of each pointwise judgment (judge-as-reward: E[s] = Σ s·p(s) / Σ p(s)

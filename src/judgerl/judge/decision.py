@@ -47,7 +47,8 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
         return Decision.invalid("prompt_too_long")
     decision = protocol.parse(parse_text, n_responses)
     if (decision.valid or decision.invalid_reason in _TAGGED_REASONS) and (responses or observations):
-        matched = quoted_sources(parse_text, [*responses, *observations])
+        form = protocol.quote_form  # a protocol whose answer is a pattern marks it with its control tag
+        matched = quoted_sources(form(parse_text), [form(s) for s in (*responses, *observations)])
         ours = frozenset(i for i in matched if i < len(responses))
         if matched and not (decision.valid and ours == matched and worst_for(decision, ours, len(responses))):
             return Decision.invalid("quoted_answer", thought=decision.thought)

@@ -88,13 +88,17 @@ def score_candidates(protocol: JudgeProtocol) -> list[tuple[float, str]]:
         ``[(value, text)]`` in increasing order, e.g. ``[(0.0, "0"), ..., (9.0, "9")]``.
 
     Raises:
-        ExpectedScoreUnavailable: not a pointwise protocol, bounds that are not integers, or more than
+        ExpectedScoreUnavailable: not a pointwise protocol, one whose answer is not in tags (a ``template``
+            protocol: no answer position to read), bounds that are not integers, or more than
             :data:`MAX_CANDIDATES` scores.
     """
     scale = protocol.score_scale
     if protocol.kind != "pointwise" or scale is None:
         raise ExpectedScoreUnavailable(
             f"the expected score needs a pointwise protocol; {protocol.name!r} is {protocol.kind}")
+    if not protocol.answer_tags:
+        raise ExpectedScoreUnavailable(f"the expected score is read after an answer tag; {protocol.name!r} answers "
+                                       "with a pattern, not a tag")
     lo, hi = scale
     if not (lo.is_integer() and hi.is_integer()):
         raise ExpectedScoreUnavailable(f"the expected score needs an integer scale, got {lo:g}-{hi:g}")

@@ -40,11 +40,14 @@ class ScoreItem:
         prompt: The instruction.
         response: The response under judgment.
         key: Stable identity for sampling seeds (e.g. the record id); empty = derived from the texts.
+        rubric: Per-prompt rubric shown to an LLM judge (rubric-conditioned judging), or None; a
+            programmatic gold judge ignores it.
     """
 
     prompt: str
     response: str
     key: str = ""
+    rubric: str | None = None
 
 
 @dataclass(frozen=True)
@@ -159,7 +162,8 @@ class JudgeScorer:
             TypeError / ValueError: from the protocol for bad inputs; whatever the backend raises for the
                 whole call.
         """
-        aggs = self.judge.judge([JudgeInput(it.prompt, (it.response,), it.key) for it in items], samples=self.samples)
+        aggs = self.judge.judge([JudgeInput(it.prompt, (it.response,), it.key, it.rubric) for it in items],
+                                samples=self.samples)
         expected = None
         if self.mode == "expected":
             flat = [j for a in aggs for j in a.samples]

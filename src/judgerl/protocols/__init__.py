@@ -9,6 +9,7 @@ name (aliases)          kind        final answer
 ``pos`` (``pointwise``) pointwise   ``<score>x</score>`` (``min_score``/``max_score``) -- J1 PoS
 ``listwise``            listwise    ``<best>k</best>`` or ``<ranking>2 > 1 > 3</ranking>`` (``mode``)
 ``arena``               pairwise    ``<verdict>[[A>>B]]</verdict>``: five levels     -- Arena-Hard
+``template``            from file   the file's answer pattern (``path=FILE``; ``--prompt-template``)
 ======================  ==========  ===========================================================
 
 Every protocol asks the judge to think inside ``<think>…</think>`` first, and works with or
@@ -34,6 +35,7 @@ from judgerl.protocols.listwise import Listwise
 from judgerl.protocols.pairwise import PaS, PaV, PaVS
 from judgerl.protocols.parsing import INVALID_REASONS
 from judgerl.protocols.pointwise import PoS
+from judgerl.protocols.template import Template
 from judgerl.text.untrusted import control_tags
 
 #: Canonical (lower-case) protocol names -> classes.
@@ -44,6 +46,7 @@ PROTOCOLS: dict[str, type[JudgeProtocol]] = {
     "pos": PoS,
     "listwise": Listwise,
     "arena": Arena,
+    "template": Template,
 }
 
 #: ``think`` and every shipped protocol's answer tags (each protocol class registers its own when it is
@@ -61,8 +64,10 @@ def get_protocol(name: str, **kwargs: Any) -> JudgeProtocol:
         name: ``"pav"``, ``"pas"``, ``"pavs"``, ``"pos"``, ``"listwise"``, ``"arena"``
             (case-insensitive, so J1's ``"PaV"`` etc. work) or an alias from :data:`ALIASES`.
         **kwargs: Options of that protocol: ``min_score``/``max_score`` (PaS, PaVS, PoS),
-            ``require_scores`` (PaVS), ``mode="best"|"rank"`` (listwise); every protocol takes
-            ``anti_hacking`` (bool).
+            ``require_scores`` (PaVS), ``mode="best"|"rank"`` (listwise), ``path`` (template: the
+            template file, :mod:`judgerl.protocols.template_file`); every protocol takes
+            ``anti_hacking`` and ``namespace`` (bools; ``namespace``: the response namespace of
+            tool-using judgments, :mod:`judgerl.tools.namespace`).
 
     Raises:
         ValueError: unknown name, or a bad option value (e.g. ``min_score >= max_score``).
@@ -76,8 +81,9 @@ def get_protocol(name: str, **kwargs: Any) -> JudgeProtocol:
     if cls is None:
         known = sorted([*PROTOCOLS, *ALIASES])
         raise ValueError(f"unknown judge protocol {name!r}; known: {', '.join(known)}")
-    if "anti_hacking" in kwargs and not isinstance(kwargs["anti_hacking"], bool):
-        raise ValueError(f"get_protocol({name!r}): anti_hacking must be true or false, got {kwargs['anti_hacking']!r}")
+    for flag in ("anti_hacking", "namespace"):
+        if flag in kwargs and not isinstance(kwargs[flag], bool):
+            raise ValueError(f"get_protocol({name!r}): {flag} must be true or false, got {kwargs[flag]!r}")
     try:
         return cls(**kwargs)
     except TypeError as e:
@@ -98,5 +104,6 @@ __all__ = [
     "PaVS",
     "PoS",
     "ProtocolKind",
+    "Template",
     "get_protocol",
 ]

@@ -27,6 +27,9 @@ class JudgeProtocol(ABC):
     kind: ClassVar[ProtocolKind]
     n_responses: ClassVar[int | None]
     tag_names: ClassVar[tuple[str, ...]] = ()
+    #: Whether tool-using judgments see the texts under judgment as variables (the response namespace,
+    #: :mod:`judgerl.tools.namespace`); an option of :class:`~judgerl.protocols.common.TaggedProtocol`.
+    namespace = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -49,6 +52,13 @@ class JudgeProtocol(ABC):
         this judge."""
         return ("think", *self.answer_tags)
 
+    def quote_form(self, text: str) -> str:
+        """``text`` as the quoted-answer check reads it (:func:`judgerl.protocols.quoting.quoted_sources`,
+        applied to the judge's output and to every response alike). The check compares answer *tags*: a
+        protocol whose answer is not in tags (the ``template`` protocol's answer pattern) marks each answer
+        with one of its :attr:`control_tags` here. Tagged protocols: ``text`` unchanged."""
+        return text
+
     @property
     def score_scale(self) -> tuple[float, float] | None:
         """``(min_score, max_score)`` of the protocol's scores, or None when it writes no score."""
@@ -64,7 +74,7 @@ class JudgeProtocol(ABC):
 
     @abstractmethod
     def build(self, prompt: str, responses: Sequence[str], tools: bool = False,
-              max_tool_rounds: int = MAX_TOOL_ROUNDS) -> Messages:
+              max_tool_rounds: int = MAX_TOOL_ROUNDS, rubric: str | None = None) -> Messages:
         """Chat messages asking the judge to think first, then answer in this protocol's tags.
 
         Args:
@@ -72,6 +82,9 @@ class JudgeProtocol(ABC):
             responses: The candidate responses, in the order they are shown (A, B, … / 1, 2, …).
             tools: Also tell the judge it may write ```python blocks that will be executed.
             max_tool_rounds: The judge's tool budget, stated in the tool instruction (executed blocks).
+            rubric: Per-prompt criteria shown after the question in a ``[Rubric]`` section
+                (rubric-conditioned judging); untrusted text, neutralised like the question. None or
+                blank: no section.
 
         Raises:
             ValueError: wrong number of responses for this protocol.

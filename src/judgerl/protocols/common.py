@@ -72,13 +72,36 @@ def tools_instruction(max_tool_rounds: int = MAX_TOOL_ROUNDS) -> str:
             f"block. Use at most {budget}.")
 
 
+#: The names of the response namespace that hold the shown responses, per protocol kind (``PROMPT`` and
+#: ``RESPONSES`` always; values: :func:`judgerl.tools.namespace.response_namespace`).
+NAMESPACE_NAMES: dict[str, tuple[str, ...]] = {"pairwise": ("A", "B"), "pointwise": ("RESPONSE",), "listwise": ()}
+_NAMESPACE_SHOWN = {"pairwise": "A and B (Assistant A's and B's answers), ",
+                    "pointwise": "RESPONSE (the assistant's answer), ", "listwise": ""}
+
+
+def namespace_instruction(kind: str) -> str:
+    """The tool-instruction sentence documenting the response namespace of a ``kind`` judge (protocol
+    option ``namespace=True``; :mod:`judgerl.tools.namespace`).
+
+    Raises:
+        KeyError: unknown kind.
+    """
+    return ("In your code these variables are already defined: PROMPT (the user question), "
+            f"{_NAMESPACE_SHOWN[kind]}RESPONSES (the list of answers in order, Response 1 first), and the "
+            "functions code_of(text) (the Python code in an answer) and number_of(text) (the final "
+            "number an answer states). Use them instead of copying text into your code.")
+
+
 def system_message(task: str, answer: str, tools: bool, anti_hacking: bool = False,
-                   max_tool_rounds: int = MAX_TOOL_ROUNDS) -> dict[str, str]:
+                   max_tool_rounds: int = MAX_TOOL_ROUNDS, namespace: str | None = None) -> dict[str, str]:
     """The system message: ``task`` (+ :data:`ANTI_HACKING_INSTRUCTION`) + thinking (+ tools, with the
-    judge's tool budget) instructions + ``answer`` format."""
+    judge's tool budget, + with ``namespace`` (a protocol kind) the response namespace's
+    :func:`namespace_instruction`) instructions + ``answer`` format."""
     parts = [task, ANTI_HACKING_INSTRUCTION, THINK_INSTRUCTION] if anti_hacking else [task, THINK_INSTRUCTION]
     if tools:
         parts.append(tools_instruction(max_tool_rounds))
+        if namespace is not None:
+            parts.append(namespace_instruction(namespace))
     parts.append(answer)
     return {"role": "system", "content": " ".join(parts)}
 
@@ -89,10 +112,31 @@ def answer_block(label: str, response: str) -> str:
     return f"[The Start of {label}]\n{neutralise_tags(response)}\n[The End of {label}]"
 
 
-def user_message(prompt: str, blocks: Sequence[str], reminder: str) -> dict[str, str]:
-    """The user message: the question (control tags neutralised), the delimited responses and a
-    one-line format reminder."""
-    body = "\n\n".join([f"[User Question]\n{neutralise_tags(prompt)}", *blocks, reminder])
+def rubric_section(rubric: str | None) -> list[str]:
+    """``["[Rubric]\n" + rubric]`` (control tags and section delimiters neutralised: a rubric is untrusted
+    text, like the question), or ``[]`` when ``rubric`` is None or blank.
+
+    Raises:
+        TypeError: ``rubric`` is neither None nor a str.
+    """
+    if rubric is None:
+        return []
+    if not isinstance(rubric, str):
+        raise TypeError(f"rubric must be a str or None, got {type(rubric).__name__}")
+    if not rubric.strip():
+        return []
+    return [f"[Rubric]\nJudge against these criteria:\n{neutralise_tags(rubric.strip())}"]
+
+
+def user_message(prompt: str, blocks: Sequence[str], reminder: str, rubric: str | None = None) -> dict[str, str]:
+    """The user message: the question (control tags neutralised), the rubric when given
+    (:func:`rubric_section`: rubric-conditioned judging, one of the judge-as-reward paper's defences), the
+    delimited responses and a one-line format reminder.
+
+    Raises:
+        TypeError: ``rubric`` is neither None nor a str.
+    """
+    body = "\n\n".join([f"[User Question]\n{neutralise_tags(prompt)}", *rubric_section(rubric), *blocks, reminder])
     return {"role": "user", "content": body}
 
 
@@ -136,6 +180,21 @@ def check_scale(min_score: float, max_score: float) -> None:
         raise ValueError(f"min_score must be < max_score, got {min_score} >= {max_score}")
 
 
+def close_open_spans(text: str) -> str:
+    """What an unfinished judgment ``text`` needs before a forced answer: a closing fence for an open code
+    span (small judges often echo a response's code and never close the fence; the parser ignores code, so
+    an answer written inside it would never be read), then ``\n</think>\n`` for an open ``<think>``, else
+    a blank line."""
+    from judgerl.text.codeblocks import has_open_fence
+
+    suffix = "\n```" if has_open_fence(text) else ""
+    masked = mask_code_blocks(text + suffix)
+    opens = [m.start() for m in _THINK_OPEN.finditer(masked)]
+    closes = [m.start() for m in _THINK_CLOSE.finditer(masked)]
+    unclosed = bool(opens) and (not closes or opens[-1] > closes[-1])
+    return suffix + ("\n</think>\n" if unclosed else "\n\n")
+
+
 @dataclass(frozen=True)
 class TaggedProtocol(JudgeProtocol):
     """A protocol whose final answer is given in XML-like tags (all judgerl protocols).
@@ -150,23 +209,26 @@ class TaggedProtocol(JudgeProtocol):
             to the system message (a defence against reward hacking; ``get_protocol("pos",
             anti_hacking=True)``, ``--protocol-arg anti_hacking=true``). Part of the judge's
             identity (:meth:`judgerl.judge.Judge.config`), so a resumed run cannot mix prompts.
+        namespace: Keyword-only option of every protocol: with tools, the texts under judgment are
+            variables of the judge's code (``A``, ``B``, ``RESPONSE``, ``RESPONSES``, ``PROMPT``,
+            ``code_of``, ``number_of``; :mod:`judgerl.tools.namespace`), stated in the tool
+            instruction and injected by the :class:`~judgerl.judge.Judge`. Default False: the
+            TIR-Judge paper's plain form (the judge re-types what it checks).
     """
 
     anti_hacking: bool = field(default=False, kw_only=True)
+    namespace: bool = field(default=False, kw_only=True)
     answer_tags: ClassVar[tuple[str, ...]]
+
+    @property
+    def namespace_kind(self) -> str | None:
+        """The protocol kind when the response namespace is on (what :func:`system_message` documents),
+        else None."""
+        return str(self.kind) if self.namespace else None
 
     def force_suffix(self, text: str) -> str:
         """See :meth:`JudgeProtocol.force_suffix`."""
-        from judgerl.text.codeblocks import has_open_fence
-
-        # Small judges often echo a response's code and never close the fence; the parser ignores
-        # code, so an answer tag written inside the open span would never be read.
-        suffix = "\n```" if has_open_fence(text) else ""
-        masked = mask_code_blocks(text + suffix)
-        opens = [m.start() for m in _THINK_OPEN.finditer(masked)]
-        closes = [m.start() for m in _THINK_CLOSE.finditer(masked)]
-        unclosed = bool(opens) and (not closes or opens[-1] > closes[-1])
-        return suffix + ("\n</think>\n" if unclosed else "\n\n") + f"<{self.answer_tags[0]}>"
+        return close_open_spans(text) + f"<{self.answer_tags[0]}>"
 
     @property
     def forced_stop(self) -> tuple[str, ...]:

@@ -86,11 +86,11 @@ class Listwise(TaggedProtocol):
         return ("best",) if self.mode == "best" else ("ranking",)
 
     def build(self, prompt: str, responses: Sequence[str], tools: bool = False,
-              max_tool_rounds: int = MAX_TOOL_ROUNDS) -> Messages:
-        """[system, user] messages showing the question and Response 1..n in order.
+              max_tool_rounds: int = MAX_TOOL_ROUNDS, rubric: str | None = None) -> Messages:
+        """[system, user] messages showing the question (and ``rubric``) and Response 1..n in order.
 
         Raises:
-            TypeError: non-str prompt / responses.
+            TypeError: non-str prompt / responses / rubric.
             ValueError: fewer than 2 responses.
         """
         items = check_inputs(self.name, prompt, responses, None)
@@ -117,8 +117,8 @@ class Listwise(TaggedProtocol):
                 "numbers, best first."
             )
         blocks = [answer_block(f"Response {i}", r) for i, r in enumerate(items, start=1)]
-        return [system_message(task, answer, tools, self.anti_hacking, max_tool_rounds),
-                user_message(prompt, blocks, reminder)]
+        return [system_message(task, answer, tools, self.anti_hacking, max_tool_rounds, self.namespace_kind),
+                user_message(prompt, blocks, reminder, rubric)]
 
     def render_answer(self, decision: Decision) -> str:
         """``<best>k</best>`` (1-based) or ``<ranking>2 > 1 > 3</ranking>``.

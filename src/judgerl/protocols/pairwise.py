@@ -71,20 +71,21 @@ class _Pairwise(TaggedProtocol):
         """The one-line format reminder closing the user message."""
 
     def build(self, prompt: str, responses: Sequence[str], tools: bool = False,
-              max_tool_rounds: int = MAX_TOOL_ROUNDS) -> Messages:
-        """[system, user] messages: the question, then Assistant A's and B's answers in order.
+              max_tool_rounds: int = MAX_TOOL_ROUNDS, rubric: str | None = None) -> Messages:
+        """[system, user] messages: the question (and ``rubric``), then Assistant A's and B's answers in order.
 
         Raises:
-            TypeError: non-str prompt / responses.
+            TypeError: non-str prompt / responses / rubric.
             ValueError: ``len(responses) != 2``.
         """
         a, b = check_inputs(self.name, prompt, responses, 2)
         return [
-            system_message(_TASK, self._answer(), tools, self.anti_hacking, max_tool_rounds),
+            system_message(_TASK, self._answer(), tools, self.anti_hacking, max_tool_rounds, self.namespace_kind),
             user_message(
                 prompt,
                 [answer_block("Assistant A's Answer", a), answer_block("Assistant B's Answer", b)],
                 self._reminder(),
+                rubric,
             ),
         ]
 

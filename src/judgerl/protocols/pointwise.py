@@ -68,11 +68,11 @@ class PoS(TaggedProtocol):
         check_scale(self.min_score, self.max_score)
 
     def build(self, prompt: str, responses: Sequence[str], tools: bool = False,
-              max_tool_rounds: int = MAX_TOOL_ROUNDS) -> Messages:
-        """[system, user] messages showing the question and the single response.
+              max_tool_rounds: int = MAX_TOOL_ROUNDS, rubric: str | None = None) -> Messages:
+        """[system, user] messages showing the question (and ``rubric``) and the single response.
 
         Raises:
-            TypeError: non-str prompt / responses.
+            TypeError: non-str prompt / responses / rubric.
             ValueError: ``len(responses) != 1``.
         """
         (response,) = check_inputs(self.name, prompt, responses, 1)
@@ -82,11 +82,12 @@ class PoS(TaggedProtocol):
             "once: <score>x</score>."
         )
         return [
-            system_message(_TASK, answer, tools, self.anti_hacking, max_tool_rounds),
+            system_message(_TASK, answer, tools, self.anti_hacking, max_tool_rounds, self.namespace_kind),
             user_message(
                 prompt,
                 [answer_block("Assistant's Answer", response)],
                 f"Think inside <think></think>, then answer <score>x</score> with x from {lo} to {hi}.",
+                rubric,
             ),
         ]
 

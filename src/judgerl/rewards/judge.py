@@ -23,7 +23,7 @@ scale, validity, the score mode actually used), which the policy trainer's monit
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.rewards._columns import completion_text, log, prompt_text
 from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason
@@ -113,7 +113,8 @@ class JudgeReward:
 
 def get_judge_reward(scorer: Any, *, invalid_reward: float = 0.0, invalid_as_none: bool = False,
                      guard_empty: bool = True, master_keys: tuple[str, ...] = DEFAULT_MASTER_KEYS,
-                     retry_failed: int = 2, name: str = "judge_reward") -> JudgeReward:
+                     retry_failed: int = 2, name: str = "judge_reward",
+                     rubrics: Mapping[str, str] | None = None) -> JudgeReward:
     """An in-process judge reward on a :class:`~judgerl.judge.scorer.PointwiseScorer`.
 
     Reward = ``(score - lo) / (hi - lo)`` clipped to [0, 1] on the scorer's scale; invalid ->
@@ -126,6 +127,8 @@ def get_judge_reward(scorer: Any, *, invalid_reward: float = 0.0, invalid_as_non
         invalid_as_none, name: See :class:`JudgeReward`.
         guard_empty, master_keys: Responses that get ``invalid_reward`` without a judge call.
         retry_failed: Rounds of re-scoring items whose generation failed (retryable); then RewardFailure.
+        rubrics: Prompt text -> its rubric, shown to the judge with every response to that prompt
+            (rubric-conditioned judging; prompts not in it are judged without one).
     """
     from judgerl.judge.scorer import ScoreItem
 
@@ -140,7 +143,8 @@ def get_judge_reward(scorer: Any, *, invalid_reward: float = 0.0, invalid_as_non
         for round_ in range(retry_failed + 1):
             if not todo:
                 break
-            out = scorer.score_batch([ScoreItem(prompts[i], responses[i]) for i in todo])
+            out = scorer.score_batch([ScoreItem(prompts[i], responses[i], rubric=rubric_of(rubrics, prompts[i]))
+                                      for i in todo])
             again = []
             for i, s in zip(todo, out):
                 if s.retryable and not s.valid:
@@ -157,9 +161,20 @@ def get_judge_reward(scorer: Any, *, invalid_reward: float = 0.0, invalid_as_non
     return JudgeReward(fetch, invalid_as_none=invalid_as_none, name=name)
 
 
+def rubric_of(rubrics: Mapping[str, str] | None, prompt: str) -> str | None:
+    """The rubric of ``prompt`` in ``rubrics`` (exact text, then whitespace-normalised), or None."""
+    if not rubrics:
+        return None
+    found = rubrics.get(prompt)
+    if found is None:
+        found = rubrics.get(" ".join(prompt.split()))
+    return found
+
+
 def server_fetch(client: Any, *, reference_column: str | None = None, score_mode: str | None = None,
-                 retry_failed: int = 2) -> Fetch:
-    """The :data:`Fetch` of a reward server (``JudgeClient.rewards`` with item retries)."""
+                 retry_failed: int = 2, rubrics: Mapping[str, str] | None = None) -> Fetch:
+    """The :data:`Fetch` of a reward server (``JudgeClient.rewards`` with item retries; ``rubrics``: prompt
+    text -> rubric, sent with each item)."""
 
     def fetch(prompts: list[str], responses: list[str], columns: dict[str, Any]) -> RewardBatch:
         refs = None
@@ -167,7 +182,9 @@ def server_fetch(client: Any, *, reference_column: str | None = None, score_mode
             if reference_column not in columns:
                 raise KeyError(f"reference column {reference_column!r} not in the batch; columns: {sorted(columns)}")
             refs = [completion_text(r) if r is not None else None for r in columns[reference_column]]
-        out = client.rewards(prompts, responses, refs, score_mode=score_mode, retry_failed=retry_failed)
+        item_rubrics = [rubric_of(rubrics, p) for p in prompts] if rubrics else None
+        out = client.rewards(prompts, responses, refs, score_mode=score_mode, retry_failed=retry_failed,
+                             **({"rubrics": item_rubrics} if item_rubrics else {}))
         return RewardBatch([float(r) for r in out["rewards"]], list(out["valid"]), list(out["scores"]),
                            list(out.get("reasons") or [None] * len(responses)),
                            str(out.get("score_mode", "verdict")), out.get("score_mode_note"),
@@ -176,4 +193,4 @@ def server_fetch(client: Any, *, reference_column: str | None = None, score_mode
     return fetch
 
 
-__all__ = ["JudgeReward", "RewardBatch", "RewardFailure", "get_judge_reward", "server_fetch"]
+__all__ = ["JudgeReward", "RewardBatch", "RewardFailure", "get_judge_reward", "rubric_of", "server_fetch"]

@@ -178,6 +178,7 @@ class JudgeClient:
         references: Sequence[str | None] | None = None,
         score_mode: str | None = None,
         retry_failed: int = 0,
+        rubrics: Sequence[str | None] | None = None,
     ) -> dict[str, Any]:
         """``POST /v1/rewards``; returns the server's answer (``rewards``, ``valid``, ``scores``, ``n_invalid``,
         ``reasons``; pointwise: ``score_mode``). ``score_mode`` as in :meth:`score`.
@@ -185,12 +186,14 @@ class JudgeClient:
         ``retry_failed`` > 0: items the server failed to judge (reason ``generation_failed``: a backend
         error, a server shutting down mid-batch) are requested again, as a new request, up to that many
         rounds; items still failing then raise :class:`JudgeClientError` -- they never come back as a
-        silent invalid reward.
+        silent invalid reward. ``rubrics``: a per-item rubric shown to the judge (None entries: none).
 
         Raises:
             ValueError: the sequences differ in length.
             JudgeClientError: the answer does not hold one reward (and validity, score, ...) per item.
         """
+        if rubrics is not None and len(rubrics) != len(prompts):
+            raise ValueError(f"rubrics ({len(rubrics)}) and prompts ({len(prompts)}) must have the same length")
         if len(prompts) != len(responses) or (references is not None and len(references) != len(prompts)):
             raise ValueError(
                 f"prompts ({len(prompts)}), responses ({len(responses)}) and references "
@@ -201,6 +204,8 @@ class JudgeClient:
             item = {"prompt": p, "response": r}
             if references is not None and references[i] is not None:
                 item["reference"] = references[i]
+            if rubrics is not None and rubrics[i] is not None:
+                item["rubric"] = rubrics[i]
             items.append(item)
         body: dict[str, Any] = {"items": items}
         if score_mode is not None:
@@ -237,6 +242,7 @@ def remote_reward(
     score_mode: str | None = None,
     max_retry_s: float | None = None,
     retry_failed: int = 2,
+    rubrics: Mapping[str, str] | None = None,
 ) -> Callable[..., list[float | None]]:
     """A TRL reward function (``fn(completions, prompts=None, **columns) -> list[float | None]``)
     that asks a judgerl reward server for one reward per completion.
@@ -251,6 +257,7 @@ def remote_reward(
         name: ``__name__`` of the function (TRL logs rewards under it).
         score_mode: ``parsed`` / ``mean`` / ``expected`` for pointwise servers (None: the server's).
         retry_failed: Rounds of re-requesting items the server failed to judge (:meth:`JudgeClient.rewards`).
+        rubrics: Prompt text -> its rubric, sent with every item of that prompt (rubric-conditioned judging).
 
     Returns:
         A :class:`judgerl.rewards.judge.JudgeReward` (its ``last`` holds the latest batch's scores and score
@@ -261,6 +268,7 @@ def remote_reward(
 
     client = JudgeClient(url, timeout_s=timeout_s, max_retries=max_retries, max_retry_s=max_retry_s)
     reward = JudgeReward(server_fetch(client, reference_column=reference_column, score_mode=score_mode,
-                                      retry_failed=retry_failed), invalid_as_none=invalid_as_none, name=name)
+                                      retry_failed=retry_failed, rubrics=rubrics),
+                         invalid_as_none=invalid_as_none, name=name)
     reward.client = client  # type: ignore[attr-defined]
     return reward

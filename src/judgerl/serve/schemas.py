@@ -8,6 +8,9 @@ Each judging endpoint takes either one item inline or a batch under ``items``:
 * ``POST /v1/rewards``: ``{"items": [{prompt, response, reference?}, ...]}``;
 * ``POST /get_reward`` (OpenRLHF ``--remote_rm_url``): ``{"query": [...], "prompts": [...], "labels": [...]}``.
 
+Every item (and every inline request) may carry ``rubric``: a per-prompt rubric shown to the judge after
+the question (rubric-conditioned judging; untrusted text, neutralised like the prompt).
+
 Unknown fields are rejected (``extra="forbid"``) so a misspelt field name gives a 422 naming it
 instead of being ignored. Sizes (item counts, text lengths) are checked by the app against its
 :class:`~judgerl.serve.app.ServeConfig` limits, since they are configurable per server.
@@ -30,6 +33,7 @@ class PairItem(_Strict):
     prompt: str
     response_a: str
     response_b: str
+    rubric: str | None = None
 
 
 class PointItem(_Strict):
@@ -37,6 +41,7 @@ class PointItem(_Strict):
 
     prompt: str
     response: str
+    rubric: str | None = None
 
 
 class RewardItem(_Strict):
@@ -49,6 +54,7 @@ class RewardItem(_Strict):
     prompt: str
     response: str
     reference: str | None = None
+    rubric: str | None = None
 
 
 def _one_or_batch(data: Any, fields: tuple[str, ...]) -> Any:
@@ -69,6 +75,7 @@ class PairwiseRequest(_Strict):
     prompt: str | None = None
     response_a: str | None = None
     response_b: str | None = None
+    rubric: str | None = None
     items: list[PairItem] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="before")
@@ -80,7 +87,8 @@ class PairwiseRequest(_Strict):
         """(items, whether the request was a single inline item)."""
         if self.items is not None:
             return self.items, False
-        return [PairItem(prompt=self.prompt, response_a=self.response_a, response_b=self.response_b)], True
+        return [PairItem(prompt=self.prompt, response_a=self.response_a, response_b=self.response_b,
+                         rubric=self.rubric)], True
 
     @model_validator(mode="after")
     def _complete(self) -> "PairwiseRequest":
@@ -100,6 +108,7 @@ class ScoreRequest(_Strict):
 
     prompt: str | None = None
     response: str | None = None
+    rubric: str | None = None
     items: list[PointItem] | None = Field(default=None, min_length=1)
     score_mode: ScoreModeField = None
 
@@ -120,7 +129,7 @@ class ScoreRequest(_Strict):
         """(items, whether the request was a single inline item)."""
         if self.items is not None:
             return self.items, False
-        return [PointItem(prompt=self.prompt, response=self.response)], True
+        return [PointItem(prompt=self.prompt, response=self.response, rubric=self.rubric)], True
 
 
 class ListwiseItem(_Strict):
@@ -128,6 +137,7 @@ class ListwiseItem(_Strict):
 
     prompt: str
     responses: list[str] = Field(min_length=2)
+    rubric: str | None = None
 
 
 class ListwiseRequest(_Strict):
@@ -135,6 +145,7 @@ class ListwiseRequest(_Strict):
 
     prompt: str | None = None
     responses: list[str] | None = Field(default=None, min_length=2)
+    rubric: str | None = None
     items: list[ListwiseItem] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="before")
@@ -154,7 +165,7 @@ class ListwiseRequest(_Strict):
         """(items, whether the request was a single inline item)."""
         if self.items is not None:
             return self.items, False
-        return [ListwiseItem(prompt=self.prompt, responses=self.responses)], True
+        return [ListwiseItem(prompt=self.prompt, responses=self.responses, rubric=self.rubric)], True
 
 
 class RewardsRequest(_Strict):

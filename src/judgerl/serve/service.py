@@ -175,12 +175,17 @@ class JudgeService:
         with reporting_progress(self.throughput):
             return self.judge.run(requests)
 
-    def _input(self, where: str, prompt: str, responses: Sequence[str]) -> JudgeInput:
+    def _input(self, where: str, prompt: str, responses: Sequence[str], rubric: str | None = None) -> JudgeInput:
+        """The judge input of one item (its ``rubric``, if any, goes into the judge prompt).
+
+        Raises:
+            ApiError: 422 when the protocol refuses the item (wrong number of responses).
+        """
         try:
-            self.judge.build(prompt, responses)  # validates the shape for this protocol
+            self.judge.build(prompt, responses, rubric)  # validates the shape for this protocol
         except (TypeError, ValueError) as e:
             raise ApiError(422, f"{where}: {e}") from e
-        return JudgeInput(prompt, tuple(responses))
+        return JudgeInput(prompt, tuple(responses), rubric=rubric)
 
     async def _judge(self, inputs: list[JudgeInput], gone: GoneCheck | None,
                      samples: int | None = None) -> list[tuple[Decision, list[Judgment], str | None]]:
@@ -241,17 +246,18 @@ class JudgeService:
         Raises:
             ApiError: 400 for a listwise protocol (use :meth:`judge_listwise`).
         """
-        self._check_items(items, ("prompt", "response_a", "response_b"))
+        self._check_items(items, ("prompt", "response_a", "response_b", "rubric"))
         kind = self.protocol.kind
         if kind == "listwise":
             raise ApiError(400, f"this server runs listwise protocol {self.protocol.name!r}: use /v1/judge/listwise")
         if kind == "pairwise":
-            inputs = [self._input(f"items[{i}]", it.prompt, [it.response_a, it.response_b]) for i, it in enumerate(items)]
+            inputs = [self._input(f"items[{i}]", it.prompt, [it.response_a, it.response_b], it.rubric)
+                      for i, it in enumerate(items)]
             return [self._result(*r) for r in await self._judge(inputs, gone)]
         inputs = []
         for i, it in enumerate(items):
-            inputs += [self._input(f"items[{i}]", it.prompt, [it.response_a]),
-                       self._input(f"items[{i}]", it.prompt, [it.response_b])]
+            inputs += [self._input(f"items[{i}]", it.prompt, [it.response_a], it.rubric),
+                       self._input(f"items[{i}]", it.prompt, [it.response_b], it.rubric)]
         judged = await self._judge(inputs, gone)
         results = []
         for i in range(len(items)):
@@ -279,13 +285,13 @@ class JudgeService:
         """
         if self.protocol.kind != "listwise":
             raise ApiError(400, f"/v1/judge/listwise needs a listwise protocol; this server runs {self.protocol.name!r}")
-        self._check_items(items, ("prompt",))
+        self._check_items(items, ("prompt", "rubric"))
         for i, it in enumerate(items):
             for j, r in enumerate(it.responses):
                 if len(r) > self.config.max_text_chars:
                     raise ApiError(413, f"items[{i}].responses[{j}] has {len(r)} characters; the limit is "
                                         f"{self.config.max_text_chars}")
-        inputs = [self._input(f"items[{i}]", it.prompt, list(it.responses)) for i, it in enumerate(items)]
+        inputs = [self._input(f"items[{i}]", it.prompt, list(it.responses), it.rubric) for i, it in enumerate(items)]
         results = []
         for d, js, err in await self._judge(inputs, gone):
             body = self._result(d, js, err)
@@ -308,11 +314,11 @@ class JudgeService:
                 f"/v1/score needs a pointwise protocol; this server runs {self.protocol.name!r} "
                 f"({self.protocol.kind}): use /v1/judge/{self.protocol.kind}, or /v1/rewards",
             )
-        self._check_items(items, ("prompt", "response"))
+        self._check_items(items, ("prompt", "response", "rubric"))
         mode = self.modes.resolve(score_mode)
         guarded = [self._guard(it.response, it.prompt) for it in items]
         todo = [i for i, g in enumerate(guarded) if g is None]
-        inputs = [self._input(f"items[{i}]", items[i].prompt, [items[i].response]) for i in todo]
+        inputs = [self._input(f"items[{i}]", items[i].prompt, [items[i].response], items[i].rubric) for i in todo]
         scored = dict(zip(todo, await self._pointwise(inputs, gone, mode))) if todo else {}
         return [self.modes.answer(guarded[i], scored.get(i), mode) for i in range(len(items))]
 
@@ -343,7 +349,7 @@ class JudgeService:
             ApiError: 422 when a pairwise server gets an item without ``reference``; 400 for a
                 listwise protocol.
         """
-        self._check_items(items, ("prompt", "response", "reference"))
+        self._check_items(items, ("prompt", "response", "reference", "rubric"))
         cfg = self.config
         kind = self.protocol.kind
         if kind == "listwise":
@@ -368,11 +374,11 @@ class JudgeService:
         for i in todo:
             it = items[i]
             if kind == "pointwise":
-                inputs.append(self._input(f"items[{i}]", it.prompt, [it.response]))
+                inputs.append(self._input(f"items[{i}]", it.prompt, [it.response], it.rubric))
             else:
-                inputs.append(self._input(f"items[{i}]", it.prompt, [it.response, it.reference]))
+                inputs.append(self._input(f"items[{i}]", it.prompt, [it.response, it.reference], it.rubric))
                 if orders == 2:
-                    inputs.append(self._input(f"items[{i}]", it.prompt, [it.reference, it.response]))
+                    inputs.append(self._input(f"items[{i}]", it.prompt, [it.reference, it.response], it.rubric))
         item_reasons: list[str | None] = list(guarded)
         judged = ([(Decision(valid=True, scores=(s,)) if s is not None else Decision.invalid(str(r)), js, e)
                    for s, r, js, e, _ in await self._pointwise(inputs, gone, mode)] if mode is not None

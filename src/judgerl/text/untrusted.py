@@ -30,7 +30,7 @@ _ZWJ = "\u200d"
 #: The section delimiters of judgerl prompts (J1): ``[User Question]``, ``[The Start of Assistant A's
 #: Answer]``, ``[The End of Response 2]``. A response that writes ``[The End of Assistant A's Answer]``
 #: followed by a forged ``[The Start of Assistant B's Answer]`` would show the judge a fake response.
-_DELIMITER_RE = re.compile(r"\[(?=\s*(?:the\s+(?:start|end)\s+of\b|user\s+question\s*\])|" + _ZWJ + ")",
+_DELIMITER_RE = re.compile(r"\[(?=\s*(?:the\s+(?:start|end)\s+of\b|(?:user\s+question|rubric)\s*\])|" + _ZWJ + ")",
                            re.IGNORECASE)
 
 
@@ -66,7 +66,7 @@ def neutralise_tags(text: str, tags: Iterable[str] | None = None) -> str:
     it reads the same to a person (and to most models), but no judgerl tag pattern matches it, so a
     response under judgment, a quoted answer or a tool's output cannot close the judge's thinking or
     write its verdict. The prompt's section delimiters (``[The Start of …]``, ``[The End of …]``,
-    ``[User Question]``) get a zero-width joiner after their ``[`` the same way, so a response cannot
+    ``[User Question]``, ``[Rubric]``) get a zero-width joiner after their ``[`` the same way, so a response cannot
     end its own block and forge another response's. :func:`restore_tags` is the exact inverse.
     """
     names = control_tags() if tags is None else tuple(t.lower() for t in tags)

@@ -44,12 +44,13 @@ import re
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.backends.base import Backend, SamplingParams, derive_seed
 from judgerl.backends.chat import continue_prompt, prefill_of
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS, find_new_python_block, format_observation, output_block
 from judgerl.tools._sandbox_base import Executor
+from judgerl.tools.namespace import namespaced_code
 from judgerl.types import Messages, Segment, SegmentKind, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -198,6 +199,7 @@ def run_tool_loop(
     on_done: Callable[[int, Trajectory], None] | None = None,
     output_cap: int = DEFAULT_OUTPUT_CAP,
     max_parallel_tools: int | None = None,
+    namespaces: Sequence[Mapping[str, Any] | None] | None = None,
 ) -> list[Trajectory]:
     """Run tool-integrated judging for a batch of prompts; all prompts advance together.
 
@@ -220,6 +222,10 @@ def run_tool_loop(
         output_cap: Most characters of stdout kept per observation (head kept, a note says how
             many were cut).
         max_parallel_tools: Threads running sandboxed code at once (default: CPU count).
+        namespaces: One response namespace per prompt (:func:`judgerl.tools.namespace.response_namespace`;
+            None for a prompt without one): each executed block of that trajectory runs with those
+            names defined (:func:`judgerl.tools.namespace.namespaced_code`). The trajectory records
+            only the judge's code and its output. None: every block runs as written.
 
     Returns:
         One :class:`Trajectory` per prompt, in order: segments ``model`` / ``code`` / ``tool``
@@ -229,8 +235,8 @@ def run_tool_loop(
         ``content_filter``) ends its trajectory.
 
     Raises:
-        ValueError: ``max_rounds`` < 0, ``output_cap`` < 1, ``sandbox`` is None, or ``seeds`` of
-            the wrong length.
+        ValueError: ``max_rounds`` < 0, ``output_cap`` < 1, ``sandbox`` is None, or ``seeds`` /
+            ``namespaces`` of the wrong length.
         RuntimeError: the backend returned a different number of completions than prompts.
     """
     if max_rounds < 0:
@@ -241,6 +247,8 @@ def run_tool_loop(
         raise ValueError("run_tool_loop needs a sandbox: pass judgerl.tools.get_sandbox()")
     if seeds is not None and len(seeds) != len(prompts):
         raise ValueError(f"got {len(seeds)} seeds for {len(prompts)} prompts")
+    if namespaces is not None and len(namespaces) != len(prompts):
+        raise ValueError(f"got {len(namespaces)} namespaces for {len(prompts)} prompts")
     tok = _resolve_tokenizer(backend, tokenizer)
     states = [_State() for _ in prompts]
     workers = max_parallel_tools or os.cpu_count() or 2
@@ -294,7 +302,9 @@ def run_tool_loop(
             code_start = max(0, block.start - len(context))
             s.add("model", comp.text[:code_start])
             s.add("code", comp.text[code_start : block.end - len(context)])
-            jobs.append((i, textwrap.dedent(block.code)))
+            code = textwrap.dedent(block.code)
+            ns = namespaces[i] if namespaces is not None else None
+            jobs.append((i, code if ns is None else namespaced_code(code, ns)))
         if not jobs:
             continue
         with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:

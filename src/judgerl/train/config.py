@@ -132,6 +132,14 @@ class TrainConfig:
         return _protocol(self.pointwise_protocol, {"min_score": self.score_min, "max_score": self.score_max},
                          "pointwise_protocol")
 
+    def protocols(self) -> tuple[Any, Any]:
+        """``(pairwise, pointwise)``: the task's protocol objects (:meth:`pairwise`, :meth:`pointwise`).
+
+        Raises:
+            RecipeError: an unknown protocol, a bad option or scale.
+        """
+        return self.pairwise(), self.pointwise()
+
     def validate(self, where: str = "config") -> None:
         """Check field values, the protocols, and the ``grpo`` / ``sft`` keys against TRL's classes.
 
@@ -153,8 +161,7 @@ class TrainConfig:
             raise RecipeError(f"{where}: rewards.overlong needs dapo.overlong_buffer (L_cache, in tokens)")
         self._validate_stages(where)
         try:
-            self.pairwise()
-            self.pointwise()
+            self.protocols()
         except RecipeError as e:
             raise RecipeError(f"{where}: {e}") from None
         from judgerl.train.trainer import JudgeGRPOConfig
@@ -201,6 +208,10 @@ class TrainConfig:
                 raise RecipeError(f"{where}: zero.temperature must be > 0 to sample {z.samples} different trajectories")
         if self.lora.r and self.freeze_layers:
             raise RecipeError(f"{where}: freeze_layers and lora.r exclude each other (LoRA already freezes the base)")
+        if not isinstance(self.lora.merge_for_rollout, bool):
+            raise RecipeError(f"{where}: lora.merge_for_rollout must be true or false, got {self.lora.merge_for_rollout!r}")
+        if self.lora.merge_for_rollout and not self.lora.r:
+            raise RecipeError(f"{where}: lora.merge_for_rollout needs lora.r > 0 (there is no adapter to merge)")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -333,11 +344,15 @@ def apply_overrides(config: TrainConfig, overrides: Iterable[str]) -> TrainConfi
     return config_from_dict(d, where="overrides")
 
 
-def load_recipe(name_or_path: str, overrides: Iterable[str] = ()) -> TrainConfig:
-    """Load a recipe by name or path (or a run's saved ``config.json``) and apply overrides.
+def read_recipe(name_or_path: str) -> tuple[Path, dict[str, Any]]:
+    """The one reader of a recipe file, of either kind (judge recipes here, ``task: policy`` recipes
+    :mod:`judgerl.train.policy_config`): a name or a YAML path, or a run's saved ``config.json``.
+
+    Returns:
+        ``(path, mapping)``: the resolved file and its top-level mapping.
 
     Raises:
-        RecipeError: unreadable YAML/JSON, not a mapping, unknown fields, or bad overrides.
+        RecipeError: no such recipe, unreadable YAML/JSON, or not a mapping (naming the file).
     """
     path = recipe_path(name_or_path)
     if path.suffix.lower() == ".json":  # a saved config: YAML 1.1 reads JSON's 2e-05 as a string
@@ -352,8 +367,19 @@ def load_recipe(name_or_path: str, overrides: Iterable[str] = ()) -> TrainConfig
             raise RecipeError(f"{path}: invalid YAML: {e}") from None
     if not isinstance(raw, Mapping):
         raise RecipeError(f"{path}: a recipe must be a YAML mapping, got {type(raw).__name__}")
-    config = config_from_dict(raw, where=str(path))
-    return apply_overrides(config, overrides)
+    return path, dict(raw)
+
+
+def load_recipe(name_or_path: str, overrides: Iterable[str] = ()) -> TrainConfig:
+    """Load a judge recipe by name or path (or a run's saved ``config.json``) and apply overrides; not
+    validated (:meth:`TrainConfig.validate`; :func:`judgerl.train.run.load_run_recipe` reads and validates
+    a recipe of either kind).
+
+    Raises:
+        RecipeError: unreadable YAML/JSON, not a mapping, unknown fields, or bad overrides.
+    """
+    path, raw = read_recipe(name_or_path)
+    return apply_overrides(config_from_dict(raw, where=str(path)), overrides)
 
 
 SAVED_CONFIG = "config.json"

@@ -183,5 +183,46 @@ def plot_curves(records: Sequence[Mapping[str, Any]], out_png: str | Path, scale
     return out
 
 
-__all__ = ["CURVES_FILE", "CURVES_PNG", "append_curve", "hacking_test", "plot_curves", "read_curves",
+def plot_arms(curves: Mapping[str, Sequence[Mapping[str, Any]]], out_png: str | Path,
+              scale: tuple[float, float] | None = None) -> Path | None:
+    """One figure for several policy runs (the arms of the judge-as-reward study): held-out gold score
+    (left) and held-out train-judge score (right) per step, one line per arm (hacking-suspected
+    evaluations marked with a red x). ``curves``: arm name -> its :func:`read_curves` records. None if no
+    arm has a held-out evaluation."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    held = {name: sorted((r for r in recs if r.get("kind") == "heldout"), key=lambda r: r["step"])
+            for name, recs in curves.items()}
+    held = {k: v for k, v in held.items() if v}
+    if not held:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True)
+    for ax, key, title in ((axes[0], "gold_score_mean", "held-out gold score"),
+                           (axes[1], "judge_score_mean", "held-out train-judge score")):
+        for name, recs in held.items():
+            pts = [(r["step"], r[key]) for r in recs if _num(r.get(key))]
+            if not pts:
+                continue
+            ax.plot(*zip(*pts), marker="o", label=name)
+            bad = [(r["step"], r[key]) for r in recs if _num(r.get(key)) and (r.get("hacking") or {}).get("suspected")]
+            if bad:
+                ax.scatter(*zip(*bad), color="red", marker="x", s=60, zorder=3)
+        ax.set_title(title)
+        ax.set_xlabel("GRPO step")
+        if scale is not None:
+            ax.set_ylim(scale[0], scale[1])
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    out = Path(out_png)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+__all__ = ["CURVES_FILE", "CURVES_PNG", "append_curve", "hacking_test", "plot_arms", "plot_curves", "read_curves",
            "truncate_curves"]

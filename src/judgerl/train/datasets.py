@@ -14,9 +14,11 @@ so with an even number of prompts per generation batch both halves of a block al
 same reward-function call.
 
 Columns of every row: ``prompt`` (chat messages), ``protocol``, ``pair_id``, ``order``, ``label``,
-``role``, ``gold_score``, ``source`` (unused fields are None), and ``responses``: the responses the
+``role``, ``gold_score``, ``source`` (unused fields are None), ``responses``: the responses the
 prompt shows, in prompt order -- the rewards and the TIR rollout read every completion against them
-(:func:`judgerl.judge.decision.read_decision`), so a verdict or score copied from a response is invalid.
+(:func:`judgerl.judge.decision.read_decision`), so a verdict or score copied from a response is invalid --,
+``question`` (the user question: ``PROMPT`` of the response namespace) and ``category`` (the pair's
+``meta["domain"]``: the TIR reward's format term requires no tool call on ``chat`` / ``safety`` rows).
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ from judgerl.types import Messages, PreferencePair
 BLOCK = 2  #: rows per block; generation batches must hold whole blocks
 
 
+def _category(pair: PreferencePair) -> str | None:
+    """The row's ``category`` (the TIR reward's no-tool rule reads it): the pair's ``meta["domain"]``
+    (``chat`` / ``safety`` from :mod:`judgerl.data.builders.chat_mix`, ``arith/<form>``, ``code``, ``if``)."""
+    domain = pair.meta.get("domain") if isinstance(pair.meta, dict) else None
+    return domain if isinstance(domain, str) else None
+
+
 def _row(messages: Any, protocol: Any, pair: PreferencePair, responses: Sequence[str], **extra: Any) -> dict[str, Any]:
     row = {
         "prompt": [dict(m) for m in messages],
@@ -44,6 +53,8 @@ def _row(messages: Any, protocol: Any, pair: PreferencePair, responses: Sequence
         "role": None,
         "gold_score": None,
         "source": pair.source,
+        "question": pair.prompt,
+        "category": _category(pair),
     }
     row.update(extra)
     return row

@@ -83,7 +83,7 @@ def judge_rows(
             for i, k in part:
                 s = None if judge.params.temperature == 0 else derive_seed(seed, tag, row_key(rows[i]), k)
                 reqs.append(JudgeRequest(rows[i]["prompt"], 1 if rows[i]["role"] is not None else 2, s,
-                                         tuple(rows[i].get("responses") or ())))
+                                         tuple(rows[i].get("responses") or ()), rows[i].get("question")))
             for (i, k), j in zip(part, judge.run(reqs)):
                 out[i][k] = j
             done += len(part)

@@ -30,14 +30,17 @@ from typing import Any, Mapping, Sequence
 from judgerl.types import Decision, PreferencePair
 
 
-def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, ids: Sequence[str] | None = None
-                      ) -> tuple[list[Any], dict[str, int]]:
-    """SFT targets from gold labels (module docstring, step 1).
+def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, ids: Sequence[str] | None = None,
+                      *, reasoning: bool = True) -> tuple[list[Any], dict[str, int]]:
+    """SFT targets from gold labels (module docstring, step 1). A label's ``rubric`` (``judgerl label
+    --rubric``) goes into its prompt, so a rubric-conditioned judge is trained on rubric prompts.
 
     Args:
         labels: Label records by id (:func:`judgerl.gold.label.read_labels`).
         protocol: The PoS protocol of the judge being trained (its scale must hold the gold scores).
         ids: Use only these ids (e.g. the training split); default all, in id order.
+        reasoning: False: the target is the score tag alone (``protocol.render_answer``), the
+            non-reasoning judge of the judge-as-reward study.
 
     Returns:
         ``(examples, counts)``: :class:`judgerl.train.sft.SFTExample` list and ``{"used", "invalid_gold",
@@ -58,18 +61,22 @@ def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, id
         if not lo <= score <= hi:
             counts["off_scale"] += 1
             continue
-        reasoning = str(lab.get("reasoning") or "")
-        written = protocol.parse(reasoning, 1) if reasoning else None
-        if written is not None and written.valid and written.scores and float(written.scores[0]) == score:
-            target = reasoning
+        text = str(lab.get("reasoning") or "")
+        written = protocol.parse(text, 1) if text and reasoning else None
+        if not reasoning:
+            target = protocol.render_answer(Decision(valid=True, scores=(score,)))
+        elif written is not None and written.valid and written.scores and float(written.scores[0]) == score:
+            target = text
             counts["as_written"] += 1
         else:
-            thought = escape_fences(neutralise_tags(reasoning.strip())) or "The gold judge gave this score."
+            thought = escape_fences(neutralise_tags(text.strip())) or "The gold judge gave this score."
             target = protocol.render_judgment(thought, Decision(valid=True, scores=(score,)))
         parsed = protocol.parse(target, 1)
         if not (parsed.valid and parsed.scores and float(parsed.scores[0]) == score):  # pragma: no cover - guard
             raise ValueError(f"label {rid!r}: SFT target does not parse back to score {score:g}")
-        messages = tuple(protocol.build(str(lab["prompt"]), [str(lab["response"])]))
+        rubric = lab.get("rubric")
+        messages = tuple(protocol.build(str(lab["prompt"]), [str(lab["response"])], rubric=rubric)
+                         if rubric else protocol.build(str(lab["prompt"]), [str(lab["response"])]))
         out.append(SFTExample(messages, (("model", target),), key=str(rid), meta={"gold_score": score}))
         counts["used"] += 1
     return out, counts
@@ -104,7 +111,7 @@ def train_gold_judge(labels_dir: str | Path, out_dir: str | Path, *, base_model:
                      scale: tuple[float, float] = (0.0, 9.0), ids: Sequence[str] | None = None,
                      sft_steps: int = 60, sft_learning_rate: float = 5e-5, sft_batch_size: int = 8,
                      sft_max_length: int = 1024, grpo_steps: int = 30, grpo_overrides: Sequence[str] = (),
-                     seed: int = 0) -> dict[str, Any]:
+                     seed: int = 0, reasoning: bool = True) -> dict[str, Any]:
     """SFT on gold reasoning + score, then score-regression GRPO (module docstring, step 3).
 
     Args:
@@ -118,6 +125,8 @@ def train_gold_judge(labels_dir: str | Path, out_dir: str | Path, *, base_model:
         grpo_steps: Score-regression GRPO steps (0: skipped).
         grpo_overrides: Extra ``--set`` overrides of the ``score-regression`` recipe.
         seed: Seed of both stages.
+        reasoning: False: SFT targets are the score alone (the non-reasoning judge; see
+            :func:`gold_sft_examples`).
 
     Returns:
         ``{"sft_model", "grpo_model", "sft_counts", "n_pairs", "unpaired"}`` (paths None for skipped stages).
@@ -138,7 +147,7 @@ def train_gold_judge(labels_dir: str | Path, out_dir: str | Path, *, base_model:
     out.mkdir(parents=True, exist_ok=True)
     labels = read_labels(labels_dir)
     proto = get_protocol("pos", min_score=scale[0], max_score=scale[1])
-    examples, counts = gold_sft_examples(labels, proto, ids)
+    examples, counts = gold_sft_examples(labels, proto, ids, reasoning=reasoning)
     if not examples:
         raise ValueError(f"{labels_dir}: no valid gold label to train on ({counts})")
     write_examples(examples, out / "sft_examples.jsonl")

@@ -11,9 +11,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
-from judgerl.train.config import RecipeError, TrainConfig, closest
+from judgerl.train.config import RecipeError, closest
+from judgerl.train.sections import DapoConfig
 
 logger = logging.getLogger(__name__)
 
@@ -35,9 +36,11 @@ GRPO_DEFAULTS: dict[str, Any] = dict(
 )
 
 
-def build_grpo_config(config: TrainConfig, weights: list[float]) -> Any:
-    """A :class:`~judgerl.train.trainer.JudgeGRPOConfig` from :data:`GRPO_DEFAULTS`, the recipe's
-    ``grpo`` and ``dapo`` sections and the reward weights.
+def build_grpo_config(grpo: Mapping[str, Any], dapo: DapoConfig, *, output_dir: str | Path, seed: int,
+                      weights: Sequence[float], merge_for_rollout: bool = False) -> Any:
+    """A :class:`~judgerl.train.trainer.JudgeGRPOConfig` from :data:`GRPO_DEFAULTS`, a recipe's ``grpo``
+    fields and ``dapo`` section, the run directory, the seed, the reward weights (one per reward function,
+    :func:`judgerl.train.rewards.reward_funcs`) and the recipe's ``lora.merge_for_rollout``.
 
     Raises:
         RecipeError: an unknown field (with the closest valid one), or a generation batch that
@@ -47,13 +50,14 @@ def build_grpo_config(config: TrainConfig, weights: list[float]) -> Any:
 
     kw = dict(GRPO_DEFAULTS)
     kw.update(cpu_precision_defaults())
-    kw.update(config.grpo)
+    kw.update(grpo)
     known = {f.name for f in dataclasses.fields(JudgeGRPOConfig)}
     for k in kw:
         if k not in known:
             raise RecipeError(f"grpo.{k}: unknown JudgeGRPOConfig field{closest(k, known)}")
-    kw.update(output_dir=config.output_dir, seed=config.seed, reward_weights=weights,
-              dynamic_sampling=config.dapo.dynamic_sampling, max_sampling_rounds=config.dapo.max_sampling_rounds)
+    kw.update(output_dir=str(output_dir), seed=int(seed), reward_weights=list(weights),
+              dynamic_sampling=dapo.dynamic_sampling, max_sampling_rounds=dapo.max_sampling_rounds,
+              merge_for_rollout=bool(merge_for_rollout))
     args = JudgeGRPOConfig(**kw)
     per_gen = args.generation_batch_size // args.num_generations
     if per_gen % args.pair_block:

@@ -10,8 +10,9 @@ the adapter alone in ``<dir>/adapter`` (a few MB: what a shipped judge stores; s
 from __future__ import annotations
 
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 #: The adapter's sub-directory inside a saved model directory.
 ADAPTER_DIR = "adapter"
@@ -61,6 +62,51 @@ def peft_config(lora: Any, n_layers: int | None = None, linear: list[str] | None
 def is_peft(model: Any) -> bool:
     """Whether ``model`` is a ``peft`` model (without importing peft when it is not installed)."""
     return type(model).__module__.startswith("peft.")
+
+
+@contextmanager
+def merged_for_generation(model: Any) -> Iterator[Any]:
+    """Run generation on merged weights W + alpha/r · B A, leaving the trained adapter bit-exact.
+
+    Inside the block every LoRA layer of a ``peft`` model computes ``base_layer(x)`` with the
+    merged weight instead of ``W x + scale · B(A x)`` (two extra matmuls and a dropout module per
+    adapted linear). The merge is ``peft``'s own (``merge_adapter(safe_merge=True)``, with its
+    NaN check), which writes the merged weight into a *new* tensor; on exit (also after an exception) each base parameter gets its original tensor back
+    and the layers are marked unmerged, so the base weights are restored bit for bit — unlike
+    ``merge_adapter()`` / ``unmerge_adapter()`` in place (W + Δ - Δ ≠ W in floating point, a drift
+    that would grow over training steps). Memory: one extra copy of the adapted base weights
+    while the block runs. A model that is not a ``peft`` model is yielded unchanged.
+
+    Use for generation only (under ``torch.no_grad``): the LoRA parameters get no gradient from
+    what runs inside. Merged outputs equal unmerged ones up to floating-point rounding (fp32:
+    logits within ~1e-5; see docs/training.md, "Rollouts on merged weights").
+
+    Raises:
+        RuntimeError: the adapter is already merged (a merge inside a merge would not restore).
+        ValueError: a LoRA variant (DoRA, ...: its merge caches state this restore would not
+            undo), or from ``peft`` when merging is impossible (GPTQ, replicated layers) or the
+            merged weights hold NaNs (the model is restored first).
+    """
+    if not is_peft(model):
+        yield model
+        return
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
+    layers = [m for m in model.modules() if isinstance(m, BaseTunerLayer)]
+    if any(m.merged for m in layers):
+        raise RuntimeError("merged_for_generation: the LoRA adapter is already merged into the base weights")
+    variants = sorted({type(v).__name__ for m in layers for v in getattr(m, "lora_variant", {}).values()})
+    if variants:
+        raise ValueError(f"merged_for_generation: plain LoRA only, the adapter uses {variants}")
+    saved = [(p, p.data) for m in layers for p in m.get_base_layer().parameters(recurse=False)]
+    try:
+        model.merge_adapter(safe_merge=True)
+        yield model
+    finally:
+        for p, data in saved:
+            p.data = data
+        for m in layers:
+            m.merged_adapters.clear()
 
 
 def wrap(model: Any, lora: Any, adapter_dir: str | Path | None = None) -> Any:

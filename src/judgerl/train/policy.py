@@ -109,24 +109,84 @@ def split_prompts(prompts: Sequence[tuple[str, str]], heldout: int, seed: int, t
     return (train if train_limit is None else train[:train_limit]), held
 
 
+def select_prompts(prompts: Sequence[tuple[str, str]], prefixes: Sequence[str] | None, ifeval_data: str | Path
+                   ) -> list[tuple[str, str]]:
+    """The prompt mix: the prompts with at least one IFEval instruction id starting with one of ``prefixes``
+    (all of them when ``prefixes`` is None), matched to their IFEval records by text.
+
+    Raises:
+        ValueError: a prompt that is not an IFEval record of ``ifeval_data``; no prompt left.
+    """
+    if prefixes is None:
+        return list(prompts)
+    from judgerl.gold.records import load_records, normalize_prompt
+
+    ids = {normalize_prompt(r.prompt): r.instruction_id_list for r in load_records(ifeval_data)}
+    out = []
+    for pid, text in prompts:
+        found = ids.get(normalize_prompt(text))
+        if found is None:
+            raise ValueError(f"instructions: prompt {pid!r} is not one of the IFEval records of {ifeval_data}")
+        if any(i.startswith(tuple(prefixes)) for i in found):
+            out.append((pid, text))
+    if not out:
+        raise ValueError(f"instructions {list(prefixes)}: no prompt has such an instruction")
+    return out
+
+
+def prompt_rubrics(cfg: PolicyConfig) -> dict[str, str] | None:
+    """Prompt text -> rubric for ``cfg.rubric`` (``ifeval``: derived from the IFEval instructions of
+    ``gold_data`` / ``prompts``; else a field of the prompt records), or None without a rubric.
+
+    Raises:
+        DataFormatError: a prompt record without the rubric field (names file, record and field).
+    """
+    if not cfg.rubric:
+        return None
+    if cfg.rubric == "ifeval":
+        from judgerl.gold.rubric import IFEvalRubrics
+
+        return IFEvalRubrics.from_file(cfg.gold_data or cfg.prompts).by_prompt()
+    from judgerl.data.formats.generic import resolve
+    from judgerl.data.io import iter_records
+    from judgerl.data.loaders import rubric_of_record
+
+    out: dict[str, str] = {}
+    for raw in iter_records(cfg.prompts):
+        if raw.error or not isinstance(raw.value, dict):
+            continue  # load_prompts reports it
+        prompt = resolve(raw.value, cfg.prompt_field)
+        if isinstance(prompt, str):
+            out[prompt] = rubric_of_record(raw.value, cfg.rubric, cfg.prompts, raw.location)
+    return out
+
+
 def build_reward(cfg: PolicyConfig) -> Any:
-    """The training judge's :class:`~judgerl.rewards.judge.JudgeReward` (in process or ``reward_url``).
+    """The policy's :class:`~judgerl.rewards.judge.JudgeReward`: the training judge (in process or
+    ``reward_url``; with ``cfg.rubric`` each prompt's rubric goes to the judge), or with ``reward: gold``
+    the gold judge itself (the oracle arm: gold score s on [lo, hi] -> (s - lo) / (hi - lo), the
+    normalisation of the judge's expected score; a response the gold cannot score gets ``invalid_reward``).
 
     Raises:
         ExpectedScoreUnavailable: ``score_mode: expected`` on an in-process judge that cannot give it.
     """
+    from judgerl.gold.scorer import load_scorer
+    from judgerl.rewards.judge import get_judge_reward
+
+    if cfg.reward == "gold":
+        gold = load_scorer(cfg.gold, ifeval_data=cfg.gold_data or cfg.prompts)
+        return get_judge_reward(gold, invalid_reward=cfg.invalid_reward, name="gold")
+    rubrics = prompt_rubrics(cfg)
     if cfg.reward_url:
         from judgerl.serve.client import remote_reward
 
         return remote_reward(cfg.reward_url, score_mode=cfg.judge.score_mode, max_retry_s=cfg.reward_retry_s,
-                             name="judge")
-    from judgerl.rewards.judge import get_judge_reward
-    from judgerl.gold.scorer import load_scorer
+                             name="judge", rubrics=rubrics)
     from judgerl.judge.scorer import parse_scale
 
     j = cfg.judge
     scorer = load_scorer(j.model, scale=parse_scale(j.scale), mode=j.score_mode, options=j.options(cfg.seed))
-    return get_judge_reward(scorer, invalid_reward=cfg.invalid_reward, name="judge")
+    return get_judge_reward(scorer, invalid_reward=cfg.invalid_reward, name="judge", rubrics=rubrics)
 
 
 class PolicyMonitor(TrainerCallback):
@@ -286,14 +346,16 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
     from judgerl.backends.models import resolve_hf_path
     from judgerl.gold.scorer import load_scorer
     from judgerl.train.callbacks import MetricsLogger, TimeLimit
+    from judgerl.train.lora import is_peft, save_trained, wrap
 
     cfg.validate()
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2))
-    train, held = split_prompts(load_prompts(cfg.prompts, cfg.prompt_field, cfg.id_field), cfg.heldout, cfg.seed,
-                                cfg.train_limit)
+    prompts = select_prompts(load_prompts(cfg.prompts, cfg.prompt_field, cfg.id_field), cfg.instructions,
+                             cfg.gold_data or cfg.prompts)
+    train, held = split_prompts(prompts, cfg.heldout, cfg.seed, cfg.train_limit)
     reward = reward if reward is not None else build_reward(cfg)
     gold = load_scorer(cfg.gold, ifeval_data=cfg.gold_data or cfg.prompts)
     args = build_grpo_args(cfg)
@@ -311,6 +373,7 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     torch.manual_seed(cfg.seed)
+    model = wrap(model, cfg.lora)  # lora.r > 0: a LoRA adapter; 0: full fine-tuning
     monitor = PolicyMonitor(
         reward, gold, held, tokenizer, out, eval_every=cfg.eval_every,
         eval_max_new_tokens=cfg.eval_max_new_tokens or int(args.max_completion_length),
@@ -341,8 +404,11 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
             "with --resume to continue.") from e
     (out / "failure.json").unlink(missing_ok=True)
     final = out / "final"
-    trainer.save_model(str(final))
-    tokenizer.save_pretrained(str(final))
+    if is_peft(trainer.model):  # the merged policy in final/, the adapter in final/adapter
+        save_trained(trainer.model, tokenizer, final, path)
+    else:
+        trainer.save_model(str(final))
+        tokenizer.save_pretrained(str(final))
     heldout = [r for r in read_curves(out / CURVES_FILE) if r.get("kind") == "heldout"]
     return {
         "output_dir": str(out), "final_model": str(final), "global_step": int(trainer.state.global_step),
@@ -352,4 +418,4 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
 
 
 __all__ = ["POLICY_GRPO_DEFAULTS", "PolicyMonitor", "PolicyTrainingError", "build_grpo_args", "build_reward",
-           "load_prompts", "run_policy", "split_prompts"]
+           "load_prompts", "prompt_rubrics", "run_policy", "select_prompts", "split_prompts"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import yaml
@@ -20,9 +19,13 @@ import yaml
 from judgerl.judge.defaults import DEFAULT_MAX_NEW_TOKENS
 from judgerl.judge.expected import SCORE_MODES
 from judgerl.judge.options import JudgeOptions
-from judgerl.train.config import RecipeError, closest, recipe_path
+from judgerl.train.config import RecipeError, closest, read_recipe
+from judgerl.train.sections import LoraConfig
 
 POLICY_TASK = "policy"
+#: Where a policy's reward comes from: the training judge (in process or ``reward_url``), or the gold judge
+#: itself (the oracle arm of the judge-as-reward study: the gold score normalised like the judge's).
+POLICY_REWARDS = ("judge", "gold")
 
 
 @dataclass
@@ -72,6 +75,17 @@ class PolicyConfig:
         heldout: Prompts held out for gold evaluation (the split is seeded, see ``seed``).
         train_limit: Most training prompts (None = the rest).
         seed: Seed of the split, sampling and training.
+        instructions: The prompt mix: keep only prompts (training and held-out) with at least one IFEval
+            instruction id starting with one of these (``["punctuation:no_comma", "change_case"]``; needs
+            ``gold_data`` or an IFEval ``prompts`` file). None (default): every prompt.
+        reward: ``judge`` (default: the training judge) or ``gold``: the oracle arm, rewarded by the gold
+            judge itself (``gold``), its score normalised to [0, 1] on its scale as the judge's expected score
+            is ((s - lo) / (hi - lo)), so arms are comparable; no server or judge model is loaded.
+        rubric: Rubric-conditioned judging: ``ifeval`` (derived from each prompt's IFEval instructions,
+            :mod:`judgerl.gold.rubric`) or a field of the prompt records holding its rubric; sent to the
+            training judge with every response (in process or to ``reward_url``). None: no rubric.
+        lora: LoRA (``lora.r`` > 0) or full fine-tuning (``r: 0``, the default) of the policy
+            (:class:`~judgerl.train.sections.LoraConfig`).
         judge: The training judge (:class:`PolicyJudgeConfig`).
         reward_url: A ``judgerl serve`` root URL: rewards come from that server instead of an in-process judge.
         reward_retry_s: How long (seconds) to keep retrying a reward server that is down or restarting; then
@@ -85,7 +99,10 @@ class PolicyConfig:
             (:func:`judgerl.train.curves.hacking_test`).
         time_limit_min: Stop (with a checkpoint) after this many minutes.
         resume: Continue from the newest checkpoint in ``output_dir``.
-        grpo: Fields of TRL's ``GRPOConfig``.
+        grpo: Fields of TRL's ``GRPOConfig``; the pilot knobs are ``learning_rate`` (default 1e-6),
+            ``max_steps`` (50), ``num_generations`` (4), ``per_device_train_batch_size`` (8) and
+            ``max_completion_length`` (128): defaults in :data:`judgerl.train.policy.POLICY_GRPO_DEFAULTS`,
+            the ``policy-grpo`` recipe sets its own.
     """
 
     recipe: str = "custom"
@@ -98,6 +115,10 @@ class PolicyConfig:
     heldout: int = 16
     train_limit: int | None = None
     seed: int = 0
+    instructions: list[str] | None = None
+    reward: str = "judge"
+    rubric: str | None = None
+    lora: LoraConfig = field(default_factory=LoraConfig)
     judge: PolicyJudgeConfig = field(default_factory=PolicyJudgeConfig)
     reward_url: str | None = None
     reward_retry_s: float = 600.0
@@ -127,6 +148,19 @@ class PolicyConfig:
             raise RecipeError(f"{where}: task must be {POLICY_TASK!r}, got {self.task!r}")
         if not self.prompts:
             raise RecipeError(f"{where}: prompts (a prompt file, e.g. IFEval input_data.jsonl) is required")
+        if self.reward not in POLICY_REWARDS:
+            raise RecipeError(f"{where}: reward must be one of {', '.join(POLICY_REWARDS)}, got {self.reward!r}")
+        if self.reward == "gold" and self.reward_url:
+            raise RecipeError(f"{where}: reward: gold is the gold judge in process; drop reward_url "
+                              f"({self.reward_url})")
+        if self.reward == "gold" and self.rubric:
+            raise RecipeError(f"{where}: rubric is shown to a judge; reward: gold reads none")
+        if self.instructions is not None and (not isinstance(self.instructions, list) or not self.instructions
+                                              or not all(isinstance(i, str) and i for i in self.instructions)):
+            raise RecipeError(f"{where}: instructions must be a non-empty list of IFEval instruction id prefixes, "
+                              f"got {self.instructions!r}")
+        if isinstance(self.lora.r, bool) or not isinstance(self.lora.r, int) or self.lora.r < 0:
+            raise RecipeError(f"{where}: lora.r must be an integer >= 0 (0 = full fine-tuning), got {self.lora.r!r}")
         if self.judge.score_mode not in SCORE_MODES:
             raise RecipeError(f"{where}: judge.score_mode must be one of {', '.join(SCORE_MODES)}, got "
                               f"{self.judge.score_mode!r}")
@@ -167,6 +201,12 @@ def _build(cls: type, d: Mapping[str, Any], where: str) -> Any:
             if not isinstance(v, Mapping):
                 raise RecipeError(f"{where}: judge must be a mapping, got {type(v).__name__}")
             v = _build(PolicyJudgeConfig, v, f"{where}: judge")
+        elif k == "lora":
+            if v is None:
+                v = {}
+            if not isinstance(v, Mapping):
+                raise RecipeError(f"{where}: lora must be a mapping, got {type(v).__name__}")
+            v = _build(LoraConfig, v, f"{where}: lora")
         elif k == "grpo":
             if v is None:
                 v = {}
@@ -180,26 +220,24 @@ def _build(cls: type, d: Mapping[str, Any], where: str) -> Any:
 def is_policy_recipe(name_or_path: str) -> bool:
     """Whether a recipe (name or YAML / saved ``config.json`` path) is a policy recipe (``task: policy``)."""
     try:
-        raw = yaml.safe_load(recipe_path(name_or_path).read_text())
-    except (RecipeError, OSError, yaml.YAMLError):
+        return is_policy_mapping(read_recipe(name_or_path)[1])
+    except (RecipeError, OSError):
         return False
-    return isinstance(raw, Mapping) and raw.get("task") == POLICY_TASK
 
 
-def load_policy_recipe(name_or_path: str, overrides: Iterable[str] = ()) -> PolicyConfig:
-    """Load a policy recipe by name or path (or a run's saved ``config.json``) and apply ``key=value``
-    overrides (dotted for ``judge.`` and ``grpo.``; values parsed as YAML scalars).
+def is_policy_mapping(raw: Mapping[str, Any]) -> bool:
+    """Whether a recipe's top-level mapping is a policy recipe (``task: policy``)."""
+    return raw.get("task") == POLICY_TASK
+
+
+def policy_config_from_dict(raw: Mapping[str, Any], overrides: Iterable[str] = (), where: str = "config"
+                            ) -> PolicyConfig:
+    """A :class:`PolicyConfig` from a recipe's mapping (:func:`judgerl.train.config.read_recipe`) with
+    ``key=value`` overrides (dotted for ``judge.`` and ``grpo.``; values parsed as YAML scalars); not validated.
 
     Raises:
-        RecipeError: unreadable YAML, unknown fields (with the closest valid one), a malformed override.
+        RecipeError: unknown fields (with the closest valid one), a malformed override (naming ``where``).
     """
-    path = recipe_path(name_or_path)
-    try:
-        raw = yaml.safe_load(Path(path).read_text())
-    except yaml.YAMLError as e:
-        raise RecipeError(f"{path}: invalid YAML: {e}") from None
-    if not isinstance(raw, Mapping):
-        raise RecipeError(f"{path}: a recipe must be a YAML mapping, got {type(raw).__name__}")
     d = dict(raw)
     d["judge"] = dict(d.get("judge") or {})
     d["grpo"] = dict(d.get("grpo") or {})
@@ -218,7 +256,18 @@ def load_policy_recipe(name_or_path: str, overrides: Iterable[str] = ()) -> Poli
             d[head][rest] = parsed
         else:
             d[head] = parsed
-    return _build(PolicyConfig, d, str(path))
+    return _build(PolicyConfig, d, where)
 
 
-__all__ = ["POLICY_TASK", "PolicyConfig", "PolicyJudgeConfig", "is_policy_recipe", "load_policy_recipe"]
+def load_policy_recipe(name_or_path: str, overrides: Iterable[str] = ()) -> PolicyConfig:
+    """Load a policy recipe by name or path (or a run's saved ``config.json``) and apply ``key=value``
+    overrides (:func:`policy_config_from_dict`); not validated (:meth:`PolicyConfig.validate`).
+
+    Raises:
+        RecipeError: unreadable YAML, unknown fields (with the closest valid one), a malformed override.
+    """
+    path, raw = read_recipe(name_or_path)
+    return policy_config_from_dict(raw, overrides, str(path))
+
+
+__all__ = ["POLICY_REWARDS", "POLICY_TASK", "PolicyConfig", "PolicyJudgeConfig", "is_policy_recipe", "load_policy_recipe"]

@@ -40,13 +40,16 @@ class RewardContext:
     overlong_buffer: int | None = None
 
     @classmethod
-    def from_config(cls, config: TrainConfig, pairwise: JudgeProtocol | None = None,
-                    pointwise: JudgeProtocol | None = None) -> "RewardContext":
-        """The context of a recipe (``pairwise`` / ``pointwise``: the run's protocol objects when they
-        are built already; default built from the recipe)."""
-        return cls(pairwise if pairwise is not None else config.pairwise(),
-                   pointwise if pointwise is not None else config.pointwise(),
-                   int(config.tools.max_rounds), bool(config.tools.force_answer),
+    def from_config(cls, config: TrainConfig, protocols: tuple[JudgeProtocol | None, JudgeProtocol | None] | None = None
+                    ) -> "RewardContext":
+        """The context of a recipe (``protocols``: the run's ``(pairwise, pointwise)`` objects when they are
+        built already, :meth:`~judgerl.train.config.TrainConfig.protocols`; default built from the recipe).
+
+        Raises:
+            RecipeError: an unknown protocol or a bad option (when ``protocols`` is None).
+        """
+        pairwise, pointwise = protocols if protocols is not None else config.protocols()
+        return cls(pairwise, pointwise, int(config.tools.max_rounds), bool(config.tools.force_answer),
                    int(config.grpo.get("max_completion_length", GRPO_DEFAULTS["max_completion_length"])),
                    None if config.dapo.overlong_buffer is None else int(config.dapo.overlong_buffer))
 
@@ -126,16 +129,6 @@ def reward_funcs(weights: Mapping[str, float], context: RewardContext) -> tuple[
     return funcs, out
 
 
-def build_reward_funcs(config: TrainConfig, context: RewardContext | None = None
-                       ) -> tuple[list[RewardFn], list[float]]:
-    """Reward functions and weights of ``config.rewards`` (0 weights dropped), see :func:`reward_funcs`.
-
-    Raises:
-        RecipeError: ``overlong`` without ``dapo.overlong_buffer``.
-    """
-    return reward_funcs(config.rewards.weights(), context or RewardContext.from_config(config))
-
-
 def forced_answer_reward(base: Callable[..., list[float | None]]) -> Callable[..., list[float | None]]:
     """The TIR reward ``base`` with Rf = 0 for rollouts whose answer tag judgerl forced.
 
@@ -157,5 +150,4 @@ def forced_answer_reward(base: Callable[..., list[float | None]]) -> Callable[..
     return tir_reward
 
 
-
-__all__ = ["REWARDS", "RewardContext", "build_reward_funcs", "forced_answer_reward", "reward_funcs"]
+__all__ = ["REWARDS", "RewardContext", "forced_answer_reward", "reward_funcs"]

@@ -18,14 +18,16 @@ as the ``trajectories`` column (TIR reward: Rt needs the executed calls and erro
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, Callable, Sequence
 
 from judgerl.backends.base import SamplingParams, derive_seed
 from judgerl.backends.chat import render_chat
 from judgerl.protocols.base import JudgeProtocol
 from judgerl.tools import Executor
-from judgerl.train.config import TrainConfig
+from judgerl.train.sections import ToolsConfig
 from judgerl.train.datasets import prompt_key
+from judgerl.train.lora import merged_for_generation
 
 
 #: Segment kinds masked out of the GRPO loss: text judgerl inserted, not sampled from the policy.
@@ -62,24 +64,27 @@ def trajectory_ids(tokenizer: Any, trajectory: Any, max_len: int,
     return ids, mask
 
 
-def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Executor | None = None,
-                     rows: Sequence[dict[str, Any]] = (), protocol: JudgeProtocol | None = None
+def make_tir_rollout(protocol: JudgeProtocol, tools: ToolsConfig, tokenizer: Any, sandbox: Executor | None = None,
+                     rows: Sequence[dict[str, Any]] = (), *, merge_for_rollout: bool = False
                      ) -> Callable[[list, Any], dict]:
     """A TRL ``rollout_func`` running the sandboxed tool loop with the trainer's current policy.
 
     TRL hands the rollout only the prompts; ``rows`` (the GRPO dataset rows,
-    :func:`judgerl.train.datasets.build_rows`) give each prompt's ``responses``, which every
-    :class:`~judgerl.judge.JudgeRequest` carries, so the Judge applies the quoted-answer check in
-    training as in eval and serve (a prompt is found by its messages without an assistant prefill).
+    :func:`judgerl.train.datasets.build_rows`) give each prompt's ``responses`` and ``question``, which
+    every :class:`~judgerl.judge.JudgeRequest` carries, so the Judge applies the quoted-answer check and
+    (protocol option ``namespace``) the response namespace in training as in eval and serve (a prompt
+    is found by its messages without an assistant prefill).
 
-    ``config.tools`` (:class:`~judgerl.train.config.ToolsConfig`): ``max_rounds``, ``sandbox``
+    ``protocol``: the run's pairwise protocol object (:class:`~judgerl.train.setup.TrainSetup`).
+    ``tools`` (the recipe's :class:`~judgerl.train.sections.ToolsConfig`): ``max_rounds``, ``sandbox``
     kind, ``timeout_s``, ``max_new_tokens`` per round (default ``grpo.max_completion_length``),
     ``allow_unsafe``, ``force_answer`` (the Judge forces the answer tag of trajectories that
     never wrote one; the forced prefill is masked, the tokens after it are trained, and the
     ``trajectories`` column marks them ``forced`` for the reward). Sampling uses the trainer's
     ``temperature`` and ``top_p``; rollout ``i`` of step ``s`` on process ``p`` samples with
-    ``derive_seed(seed, s, p, i)``. ``protocol``: the run's pairwise protocol object (default: built
-    from the recipe). Logs ``judge/tool_use_rate`` (fraction of rollouts with at
+    ``derive_seed(seed, s, p, i)``. With ``merge_for_rollout`` (the recipe's ``lora.merge_for_rollout``) the tool loop generates on
+    merged LoRA weights (:func:`judgerl.train.lora.merged_for_generation`; restored before the
+    loss, also when the loop raises). Logs ``judge/tool_use_rate`` (fraction of rollouts with at
     least one executed block), ``judge/tool_error_rate`` and ``judge/forced_rate`` through the
     trainer.
 
@@ -93,14 +98,12 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Executor | No
     from judgerl.judge.core import Judge, JudgeRequest
     from judgerl.tools import get_sandbox
 
-    tools = config.tools
-    protocol = protocol if protocol is not None else config.pairwise()
     box = sandbox or get_sandbox(kind=tools.sandbox, timeout_s=float(tools.timeout_s), allow_unsafe=tools.allow_unsafe)
-    shown = {prompt_key(r["prompt"]): tuple(r.get("responses") or ()) for r in rows}
+    shown = {prompt_key(r["prompt"]): (tuple(r.get("responses") or ()), r.get("question")) for r in rows}
 
-    def responses_of(prompt: Any) -> tuple[str, ...]:
+    def shown_of(prompt: Any) -> tuple[tuple[str, ...], str | None]:
         if not shown:
-            return ()
+            return (), None
         key = prompt_key(prompt)
         if key not in shown:
             raise KeyError(f"tir_rollout: a prompt that is not in the dataset rows: {key[:200]}...")
@@ -121,10 +124,11 @@ def make_tir_rollout(config: TrainConfig, tokenizer: Any, sandbox: Executor | No
         judge = Judge(protocol, backend, params, sandbox=box, max_tool_rounds=int(tools.max_rounds),
                       force_answer=bool(tools.force_answer))
         step, proc = int(trainer.state.global_step), int(trainer.accelerator.process_index)
-        requests = [JudgeRequest(p, 2, derive_seed(int(args.seed), step, proc, i), responses_of(p))
+        requests = [JudgeRequest(p, 2, derive_seed(int(args.seed), step, proc, i), *shown_of(p))
                     for i, p in enumerate(prompts)]
+        merged = merged_for_generation(model) if merge_for_rollout else nullcontext(model)
         try:
-            with torch.no_grad():
+            with merged, torch.no_grad():
                 judgments = judge.run(requests)
         finally:
             if was_training:

@@ -145,6 +145,10 @@ class LoraConfig:
         top_layers: Put adapters on the top N decoder blocks only (0 = all). Backpropagation
             then stops at the lowest adapted block: on CPU a step costs about
             (1 + 2·N/L)/3 of a full one for an L-block model, and the adapter shrinks by N/L.
+        merge_for_rollout: GRPO rollouts (TRL's generation and the TIR tool loop) generate on
+            merged weights W + alpha/r · B A (:func:`judgerl.train.lora.merged_for_generation`);
+            the loss's forward/backward stays on the unmerged adapter and the base weights are
+            restored bit for bit. Off by default; figures in docs/training.md.
     """
 
     r: int = 0
@@ -152,6 +156,7 @@ class LoraConfig:
     dropout: float = 0.0
     target_modules: Any = "all-linear"
     top_layers: int = 0
+    merge_for_rollout: bool = False
 
 
 @dataclass

@@ -1,10 +1,11 @@
 """One training run from an initial model: an SFT stage and/or a GRPO stage.
 
 :func:`train_recipe` is a plain recipe (``judgerl train``) and every phase of TIR-Judge-Zero
-(:mod:`judgerl.train.zero`): it reads the phase's recipe once (:class:`~judgerl.train.setup.TrainSetup`:
-protocol objects, model path, pairs, rows) and hands each stage only the objects it needs. Under several processes (``accelerate launch``) the teacher /
-template data and the saved models are written by the main process only; the others wait at a
-barrier and read them (every process trains).
+(:mod:`judgerl.train.zero`): it receives the run's objects, read from the recipe once
+(:class:`~judgerl.train.setup.TrainSetup`: protocol objects, model path, pairs, rows, the reward context,
+the sections), and hands each stage only the objects it needs. Under several processes (``accelerate
+launch``) the teacher / template data and the saved models are written by the main process only; the
+others wait at a barrier and read them (every process trains).
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ import functools
 import json
 import logging
 import os
-import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.protocols.base import JudgeProtocol
-from judgerl.train.config import SAVED_CONFIG, TrainConfig
 from judgerl.train.sections import LoraConfig, WarmupConfig
 from judgerl.train.setup import TrainSetup
 from judgerl.train.sft import SFTExample
@@ -160,33 +159,35 @@ def sft_args(warmup: WarmupConfig, sft: Mapping[str, Any], seed: int) -> dict[st
 
 
 def train_recipe(
-    config: TrainConfig,
+    setup: TrainSetup,
+    out: str | Path,
     *,
+    resume: bool = False,
     init_path: str | None = None,
     init_adapter: str | Path | None = None,
     examples: Sequence[SFTExample] | None = None,
     sft: bool = True,
     grpo: bool = True,
+    max_steps: int | None = None,
     deadline: float | None = None,
     prefill: str | None = None,
 ) -> dict[str, Any]:
-    """One run in ``config.output_dir``: SFT stage (``sft`` and ``warmup.steps`` > 0) then GRPO
-    stage (``grpo``).
+    """One run in ``out``: SFT stage (``sft`` and ``warmup.steps`` > 0) then GRPO stage (``grpo``).
 
     Args:
-        config: The (validated) recipe.
-        init_path: Initial model directory (default: ``config.model``).
-        init_adapter: With LoRA: continue this adapter on ``config.model`` (Zero's RL phases).
+        setup: The run's objects (:meth:`TrainSetup.from_config <judgerl.train.setup.TrainSetup.from_config>`).
+        out: The run (or phase) directory: ``sft/``, ``checkpoint-N/``, ``final/``, ``metrics.jsonl``.
+        resume: A GRPO checkpoint in ``out`` restores the weights and skips the SFT stage; else a
+            finished ``sft/`` is loaded instead of training it again (and its targets file reused).
+        init_path: Initial model directory (default: ``setup.base_model``).
+        init_adapter: With LoRA: continue this adapter on ``setup.base_model`` (Zero's RL phases).
         examples: SFT targets (default: :func:`prepare_sft_examples`).
         sft, grpo: Which stages run.
-        deadline: Unix time after which training stops at the next step (default from
-            ``time_limit_min``).
+        max_steps: GRPO steps (default: the recipe's ``grpo.max_steps``).
+        deadline: Unix time after which training stops at the next step (None: no limit).
         prefill: An assistant prefill on every GRPO prompt (:func:`judgerl.train.datasets.with_prefill`);
             ``task: tir`` only (its rollouts run through the Judge, which reads the prefill as part
             of the judge's turn; the no-tool rewards parse TRL's completion alone).
-
-    Resuming (``config.resume``): a GRPO checkpoint in ``output_dir`` restores the weights and
-    skips the SFT stage; else a finished ``sft/`` is loaded instead of training it again.
 
     Returns:
         ``output_dir``, ``final_model`` (None without GRPO), ``sft_model`` (None without SFT),
@@ -195,38 +196,32 @@ def train_recipe(
 
     Raises:
         ValueError: ``prefill`` with a task other than ``tir``.
+        RecipeError: a reward that cannot be built, GRPO fields that would split pairs.
     """
     from judgerl.train.callbacks import TimeLimit
     from judgerl.train.datasets import with_prefill
-    from judgerl.train.grpo import GRPO_DEFAULTS, build_grpo_config, last_checkpoint
+    from judgerl.train.grpo import build_grpo_config, last_checkpoint
     from judgerl.train.lora import ADAPTER_DIR
-    from judgerl.train.rewards import RewardContext, reward_funcs
+    from judgerl.train.rewards import reward_funcs
 
-    if prefill and config.task != "tir":
+    if prefill and setup.task != "tir":
         raise ValueError(f"a GRPO prefill needs task 'tir' (the tool-loop rollouts read it as part of the judge's turn); "
-                         f"got task {config.task!r}")
-    started = time.time()
-    if deadline is None and config.time_limit_min:
-        deadline = started + 60 * float(config.time_limit_min)
+                         f"got task {setup.task!r}")
     limit_cb = [TimeLimit(deadline)] if deadline else []
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    out = Path(config.output_dir)
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    if is_main_process():
-        (out / SAVED_CONFIG).write_text(json.dumps(config.to_dict(), indent=2))
-
-    setup = TrainSetup.from_config(config)  # the recipe's names become objects here, once
     pairs, rows, base_path = list(setup.pairs), list(setup.rows), setup.base_model
     init = init_path or base_path
-    resume_from = last_checkpoint(out) if (config.resume and grpo) else None
+    resume_from = last_checkpoint(out) if (resume and grpo) else None
     sft_dir = out / "sft"
-    do_sft = sft and int(config.warmup.steps) > 0
-    policy = dict(seed=config.seed, freeze_layers=int(config.freeze_layers), lora=config.lora)
+    do_sft = sft and int(setup.warmup.steps) > 0
+    policy = dict(seed=setup.seed, freeze_layers=setup.freeze_layers, lora=setup.lora)
     if resume_from is not None or not do_sft:
         model, tokenizer = load_policy(init, adapter=init_adapter, **policy)
-    elif config.resume and (sft_dir / DONE).is_file():
+    elif resume and (sft_dir / DONE).is_file():
         logger.info("resuming after the finished SFT stage in %s", sft_dir)
-        if config.lora.r:
+        if setup.lora.r:
             model, tokenizer = load_policy(base_path, adapter=sft_dir / ADAPTER_DIR, **policy)
         else:
             model, tokenizer = load_policy(str(sft_dir), **policy)
@@ -236,16 +231,16 @@ def train_recipe(
             ex = examples
         else:
             teacher = None
-            if config.distill.teacher:
+            if setup.distill.teacher:
                 from judgerl.train.distill import distill_examples
 
-                n = len(rows) if config.warmup.examples is None else int(config.warmup.examples)
+                n = len(rows) if setup.warmup.examples is None else int(setup.warmup.examples)
                 teacher = functools.partial(distill_examples, rows[:n], pairs, protocols=setup.protocols,
-                                            spec=config.distill, tools=config.tools if config.task == "tir" else None,
-                                            seed=config.seed)
-            ex = prepare_sft_examples(rows, pairs, out, protocols=setup.protocols, n=config.warmup.examples,
-                                      teacher=teacher, resume=config.resume)
-        model = sft_stage(model, tokenizer, ex, out, base_path, sft_args(config.warmup, config.sft, config.seed), limit_cb)
+                                            spec=setup.distill, tools=setup.tools if setup.task == "tir" else None,
+                                            seed=setup.seed)
+            ex = prepare_sft_examples(rows, pairs, out, protocols=setup.protocols, n=setup.warmup.examples,
+                                      teacher=teacher, resume=resume)
+        model = sft_stage(model, tokenizer, ex, out, base_path, sft_args(setup.warmup, setup.sft, setup.seed), limit_cb)
     result: dict[str, Any] = {
         "output_dir": str(out),
         "final_model": None,
@@ -258,19 +253,18 @@ def train_recipe(
         "metrics": str(out / "metrics.jsonl"),
     }
     if grpo:
-        t = config.tools
-        context = RewardContext(setup.pairwise, setup.pointwise, int(t.max_rounds), bool(t.force_answer),
-                                int(config.grpo.get("max_completion_length", GRPO_DEFAULTS["max_completion_length"])),
-                                config.dapo.overlong_buffer)
-        funcs, weights = reward_funcs(config.rewards.weights(), context)
+        funcs, weights = reward_funcs(setup.reward_weights, setup.rewards)
+        fields = dict(setup.grpo) if max_steps is None else {**setup.grpo, "max_steps": int(max_steps)}
+        grpo_args = build_grpo_config(fields, setup.dapo, output_dir=out, seed=setup.seed, weights=weights,
+                                      merge_for_rollout=bool(setup.lora.merge_for_rollout))
         rollout_func = None
-        if config.task == "tir":
+        if setup.task == "tir":
             from judgerl.train.rollout import make_tir_rollout
 
-            rollout_func = make_tir_rollout(config, tokenizer, rows=rows, protocol=setup.pairwise)
+            rollout_func = make_tir_rollout(setup.pairwise, setup.tools, tokenizer, rows=rows,
+                                            merge_for_rollout=bool(setup.lora.merge_for_rollout))
         trainer = grpo_stage(model, tokenizer, with_prefill(rows, prefill), out, base_path, resume_from,
-                             reward_funcs=funcs, grpo_args=build_grpo_config(config, weights),
-                             rollout_func=rollout_func, callbacks=limit_cb)
+                             reward_funcs=funcs, grpo_args=grpo_args, rollout_func=rollout_func, callbacks=limit_cb)
         step = int(trainer.state.global_step)
         result.update(final_model=str(out / "final"), global_step=step,
                       stopped_early=step < int(trainer.args.max_steps))

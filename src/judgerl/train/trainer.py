@@ -17,6 +17,8 @@ Implemented here:
   the generation batch is full again (TRL does not do this itself);
 * :class:`PairBlockRepeatSampler`: TRL's ``RepeatSampler`` but shuffling whole blocks of rows
   (both orders of a pair), so J1's position-agnostic batching survives shuffling;
+* ``merge_for_rollout``: TRL's transformers generation runs on merged LoRA weights
+  (:func:`judgerl.train.lora.merged_for_generation`), the loss on the unmerged adapter;
 * :func:`check_pair_locality`: at start-up, the trainer replays the first generation batch of its
   sampler, deals it to the processes the way ``accelerate`` does, and fails unless every process's
   slice holds whole pairs (the consistency and pointwise-pair rewards run per process).
@@ -33,6 +35,7 @@ from torch.utils.data import Sampler
 from trl import GRPOConfig, GRPOTrainer
 
 from judgerl.train import defaults
+from judgerl.train.lora import merged_for_generation
 
 
 @dataclass
@@ -45,6 +48,8 @@ class JudgeGRPOConfig(GRPOConfig):
         dynamic_sampling: DAPO dynamic sampling (see :class:`JudgeGRPOTrainer`); default from
             :mod:`judgerl.train.defaults`; recipes set it under ``dapo``.
         max_sampling_rounds: Extra generation batches allowed per step for the refill.
+        merge_for_rollout: Generate on merged LoRA weights (a recipe's ``lora.merge_for_rollout``;
+            see :class:`JudgeGRPOTrainer`).
     """
 
     pair_block: int = field(default=defaults.PAIR_BLOCK, metadata={"help": "Rows kept together per shuffled block (2 = a pair)."})
@@ -52,6 +57,8 @@ class JudgeGRPOConfig(GRPOConfig):
                                    metadata={"help": "DAPO dynamic sampling: drop zero-variance groups, refill."})
     max_sampling_rounds: int = field(default=defaults.MAX_SAMPLING_ROUNDS,
                                      metadata={"help": "Extra generation batches per step for dynamic sampling."})
+    merge_for_rollout: bool = field(default=False,
+                                    metadata={"help": "Generate rollouts on merged LoRA weights (peft models)."})
 
 
 def cpu_precision_defaults() -> dict[str, Any]:
@@ -224,7 +231,13 @@ class JudgeGRPOTrainer(GRPOTrainer):
             Logged per step: ``dapo/informative_group_frac`` (of the first batch) and
             ``dapo/sampling_rounds``. Under several processes the decision to refill is taken from
             the all-process reward matrix, so every process makes the same number of calls;
-    * ``max_sampling_rounds``: extra generation batches allowed per step.
+    * ``max_sampling_rounds``: extra generation batches allowed per step;
+    * ``merge_for_rollout``: with a ``peft`` model and TRL's transformers generation (not vLLM,
+            which gets merged weights from TRL itself), every generation call runs inside
+            :func:`judgerl.train.lora.merged_for_generation`: merged weights for the rollout,
+            the original base tensors back (bit-exact) before the loss. A ``rollout_func``
+            (TIR) does its own merging (:func:`judgerl.train.rollout.make_tir_rollout`).
+            Refused under DeepSpeed ZeRO-3 / FSDP (sharded weights cannot be merged per process).
 
     Everything else is ``GRPOTrainer``'s (``rollout_func`` included). A plain ``GRPOConfig`` gets
     :class:`JudgeGRPOConfig`'s defaults.
@@ -235,9 +248,13 @@ class JudgeGRPOTrainer(GRPOTrainer):
         self.block = int(getattr(args_obj, "pair_block", defaults.PAIR_BLOCK))
         self.dynamic_sampling = bool(getattr(args_obj, "dynamic_sampling", defaults.DYNAMIC_SAMPLING))
         self.max_sampling_rounds = int(getattr(args_obj, "max_sampling_rounds", defaults.MAX_SAMPLING_ROUNDS))
+        self.merge_for_rollout = bool(getattr(args_obj, "merge_for_rollout", False))
         self._last_rewards_per_func: torch.Tensor | None = None
         self._refill_iter: Iterator[int] | None = None
         super().__init__(*args, **kwargs)
+        if self.merge_for_rollout and (self._dist.is_zero3 or self._dist.is_fsdp):
+            raise ValueError("merge_for_rollout: not supported with DeepSpeed ZeRO-3 or FSDP (sharded weights); "
+                             "set lora.merge_for_rollout: false")
         self._check_pairs()
 
     def _check_pairs(self) -> None:
@@ -249,6 +266,13 @@ class JudgeGRPOTrainer(GRPOTrainer):
         keys = list(zip(ds["pair_id"], protos))
         per_process = self.args.per_device_train_batch_size * self.args.steps_per_generation
         check_pair_locality(keys, self._get_train_sampler(ds), per_process, self.accelerator.num_processes, self.block)
+
+    # -- generation -----------------------------------------------------------------------
+    def _generate_single_turn(self, *args: Any, **kwargs: Any):  # type: ignore[override]
+        if not self.merge_for_rollout or self.use_vllm:
+            return super()._generate_single_turn(*args, **kwargs)
+        with merged_for_generation(self.accelerator.unwrap_model(self.model)):
+            return super()._generate_single_turn(*args, **kwargs)
 
     # -- batching -------------------------------------------------------------------------
     def _get_train_sampler(self, dataset: Any = None) -> Sampler:

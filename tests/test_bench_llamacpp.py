@@ -1,6 +1,7 @@
-"""The llamacpp backend: finding llama-server, starting / waiting for /health / stopping it, and
-delegating to the openai backend, against a fake server script (tests/support/fake_llama_server.py).
-The tests marked ``llamacpp`` run the real llama-server (skipped unless JUDGERL_LLAMA_SERVER names it)."""
+"""The llama-server peer of bench/bench_generation.py (bench/genbench_llamacpp.py): finding the
+binary, starting / waiting for /health / stopping it, and delegating to the openai backend, against
+a fake server script (tests/support/fake_llama_server.py); the real server only when LLAMA_SERVER
+names it."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from judgerl.backends import SamplingParams, load_backend
-from judgerl.backends.llamacpp import (
+from judgerl.backends import SamplingParams
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from genbench_llamacpp import (  # noqa: E402  (bench/ is not a package)
     INSTALL_HINT,
-    LlamaCppBackend,
+    LlamaCppPeer,
     LlamaServer,
     LlamaServerError,
     find_server,
@@ -23,11 +26,12 @@ from judgerl.backends.llamacpp import (
 )
 
 FAKE = Path(__file__).parent / "support" / "fake_llama_server.py"
+REAL = os.environ.get("LLAMA_SERVER", "")
 
 
 @pytest.fixture
 def fake_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An executable that runs the fake server (what JUDGERL_LLAMA_SERVER would name)."""
+    """An executable that runs the fake server (what --llama-server would name)."""
     exe = tmp_path / "llama-server"
     exe.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE} \"$@\"\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
@@ -48,11 +52,9 @@ def gguf(tmp_path: Path) -> Path:
 
 
 def test_no_server_anywhere_names_the_fix(monkeypatch):
-    monkeypatch.delenv("JUDGERL_LLAMA_SERVER", raising=False)
-    with pytest.raises(FileNotFoundError, match="install/build llama.cpp's llama-server and set JUDGERL_LLAMA_SERVER"):
+    monkeypatch.delenv("LLAMA_SERVER", raising=False)
+    with pytest.raises(FileNotFoundError, match="install/build llama.cpp's llama-server and pass --llama-server"):
         find_server()
-    with pytest.raises(FileNotFoundError, match="JUDGERL_LLAMA_SERVER"):
-        load_backend("llamacpp/embedded")
 
 
 @pytest.mark.parametrize("kind", ["missing", "not-executable", "directory"])
@@ -62,14 +64,14 @@ def test_bad_server_path(tmp_path, monkeypatch, kind):
         path.write_text("#!/bin/sh\n")
     elif kind == "directory":
         path.mkdir()
-    monkeypatch.setenv("JUDGERL_LLAMA_SERVER", str(path))
+    monkeypatch.setenv("LLAMA_SERVER", str(path))
     with pytest.raises(FileNotFoundError) as e:
         find_server()
     assert str(path) in str(e.value) and INSTALL_HINT in str(e.value)
 
 
 def test_server_argument_wins_over_env(fake_server, monkeypatch, tmp_path):
-    monkeypatch.setenv("JUDGERL_LLAMA_SERVER", str(tmp_path / "nothing"))
+    monkeypatch.setenv("LLAMA_SERVER", str(tmp_path / "nothing"))
     assert find_server(str(fake_server)) == str(fake_server)
 
 
@@ -138,13 +140,13 @@ def test_context_manager_stops(fake_server, gguf):
     assert not srv.running
 
 
-# ---------------------------------------------------------------- the backend
+# ---------------------------------------------------------------- the peer
 
 
-def test_backend_delegates_to_openai_and_stops_on_close(fake_server, gguf, monkeypatch):
-    monkeypatch.setenv("JUDGERL_LLAMA_SERVER", str(fake_server))
-    b = load_backend(f"llamacpp/{gguf}", parallel=2, threads=1, slot_context=256)
-    assert isinstance(b, LlamaCppBackend) and b.name == f"llamacpp/{gguf}" and b.context_length == 256
+def test_peer_delegates_to_openai_and_stops_on_close(fake_server, gguf, monkeypatch):
+    monkeypatch.setenv("LLAMA_SERVER", str(fake_server))
+    b = LlamaCppPeer(str(gguf), parallel=2, threads=1, slot_context=256)
+    assert b.name == f"llama-server/{gguf}" and b.context_length == 256
     chat = [{"role": "system", "content": "judge"}, {"role": "user", "content": "A or B?"}]
     prefill = [*chat, {"role": "assistant", "content": "<verdict>"}]
     outs = b.generate([chat, prefill], SamplingParams(max_new_tokens=8))
@@ -158,23 +160,24 @@ def test_backend_delegates_to_openai_and_stops_on_close(fake_server, gguf, monke
         b.generate([chat], SamplingParams(max_new_tokens=8))
 
 
-def test_backend_start_failure_raises(fake_server, gguf, monkeypatch):
+def test_peer_start_failure_raises(fake_server, gguf, monkeypatch):
     monkeypatch.setenv("FAKE_LLAMA_MODE", "exit")
     with pytest.raises(LlamaServerError, match="exited"):
-        LlamaCppBackend(str(gguf), server=str(fake_server))
+        LlamaCppPeer(str(gguf), server=str(fake_server))
 
 
 # ---------------------------------------------------------------- the real llama-server
 
 
-@pytest.mark.llamacpp
+@pytest.mark.skipif(not (os.path.isfile(REAL) and os.access(REAL, os.X_OK)),
+                    reason="set LLAMA_SERVER to llama.cpp's llama-server binary")
 def test_real_server_judges_and_continues_prefill():
     """The embedded GGUF on the real llama-server: greedy chat generation, and a prefill continued
     without the prefix echoed (what the completions route is for)."""
     from judgerl.protocols import get_protocol
 
     prompt = get_protocol("pav").build("What is 2+2?", ["4", "5"])
-    with load_backend("llamacpp/embedded", parallel=2, threads=min(2, os.cpu_count() or 1), slot_context=1024) as b:
+    with LlamaCppPeer("embedded", REAL, parallel=2, threads=min(2, os.cpu_count() or 1), slot_context=1024) as b:
         params = SamplingParams(max_new_tokens=12)
         first, again = (b.generate([prompt], params)[0] for _ in range(2))
         assert first.text and first.text == again.text and first.prompt_tokens > 100
