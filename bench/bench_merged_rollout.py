@@ -117,6 +117,26 @@ def generate_rollouts(model: Any, tokenizer: Any, prompts: list, batch: int, new
     return ids, time.perf_counter() - t0, prefill, sum(gaps) / max(len(gaps), 1)
 
 
+def first_prompt_logit_gaps(model: Any, tokenizer: Any, prompt: Any) -> tuple[float, float, float, float]:
+    """Over every position of one prompt: (max |merged - unmerged| logit, merged top-1 = unmerged top-1
+    rate, max |off - unmerged| logit, off top-1 = unmerged top-1 rate)."""
+    import torch
+
+    from judgerl.backends.chat import render_chat
+    from judgerl.train.lora import merged_for_generation
+
+    ids = tokenizer(render_chat(tokenizer, prompt), return_tensors="pt", add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        on = model(input_ids=ids).logits[0]
+        with merged_for_generation(model):
+            merged = model(input_ids=ids).logits[0]
+        with model.disable_adapter():
+            off = model(input_ids=ids).logits[0]
+    top = on.argmax(-1)
+    return (float((merged - on).abs().max()), float((merged.argmax(-1) == top).float().mean()),
+            float((off - on).abs().max()), float((off.argmax(-1) == top).float().mean()))
+
+
 def agreement(a: list[Any], b: list[Any]) -> tuple[float, float]:
     """(fraction of identical texts, fraction of equal verdicts; invalid counts as a value)."""
     n = max(len(a), 1)
@@ -133,17 +153,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--new-tokens", type=int, default=64)
     ap.add_argument("--batch", type=int, default=8, help="prompts per generation batch")
     ap.add_argument("--r", type=int, default=16, help="LoRA rank (alpha = 2r)")
-    ap.add_argument("--b-std", type=float, default=0.02, help="std of the random LoRA B matrices")
+    ap.add_argument("--b-std", type=float, default=0.05, help="std of the random LoRA B matrices")
+    ap.add_argument("--gen-prompts", type=int, default=None,
+                    help="prompts through model.generate and the adapter-off control (default: one batch)")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
     import torch
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
     load0 = os.getloadavg()
     prompts = both_order_prompts(args.data, args.pairs)
     model, tok = policy_with_random_adapter(args.r, args.b_std, args.seed)
     n_batches = -(-len(prompts) // args.batch)
-    steps = n_batches * args.new_tokens
+    few = prompts[: args.gen_prompts or args.batch]
+    few_batches = -(-len(few) // args.batch)
+    steps = few_batches * args.new_tokens
     print(f"smollm2-135m fp32 + LoRA r={args.r} all-linear, B~N(0,{args.b_std}); {len(prompts)} prompts, "
           f"{args.new_tokens} new tokens, batch {args.batch}; torch threads {torch.get_num_threads()}")
 
@@ -155,25 +183,31 @@ def main(argv: list[str] | None = None) -> int:
         with merged_for_generation(model):
             pass
         merge_s.append(time.perf_counter() - t0)
+    logit_gap = first_prompt_logit_gaps(model, tok, prompts[0])
     judged, times = {}, {}
     for mode in ("unmerged", "merged"):
         judged[mode], times[("judge", mode)] = judge_rollouts(model, tok, prompts, args.batch, args.new_tokens, mode)
+        print(f"judge {mode}: {times[('judge', mode)]:.1f} s", file=sys.stderr, flush=True)
     ids, split = {}, {}
     for merged in (True, False):  # reverse order: a load drift favours neither side
         ids[merged], times[("generate", "merged" if merged else "unmerged")], *split[merged] = generate_rollouts(
-            model, tok, prompts, args.batch, args.new_tokens, merged)
-    control = prompts[: args.batch]  # adapter off, one batch: how much the adapter moves the outputs
+            model, tok, few, args.batch, args.new_tokens, merged)
+        print(f"generate merged={merged}: {times[('generate', 'merged' if merged else 'unmerged')]:.1f} s",
+              file=sys.stderr, flush=True)
+    control = few  # adapter off: how much the adapter moves the outputs
     judged["off"], times[("judge", "off")] = judge_rollouts(model, tok, control, args.batch, args.new_tokens, "off")
     load1 = os.getloadavg()
 
     text_mu, verdict_mu = agreement(judged["merged"], judged["unmerged"])
     text_ou, verdict_ou = agreement(judged["off"], judged["unmerged"][: len(control)])
-    same_ids = sum(a == b for a, b in zip(ids[True], ids[False])) / len(prompts)
+    same_ids = sum(a == b for a, b in zip(ids[True], ids[False])) / len(few)
+    print(f"(a) first prompt, all positions: max |logit merged - unmerged| {logit_gap[0]:.2e}, top-1 equal "
+          f"{logit_gap[1]:.1%}; adapter off vs on: max |logit gap| {logit_gap[2]:.2f}, top-1 equal {logit_gap[3]:.1%}")
     print("(a) agreement with the unmerged adapter (greedy)")
     print("| rollouts | identical texts | equal verdicts |")
     print("|---|---|---|")
     print(f"| merged (Judge, HFBackend) | {text_mu:.1%} | {verdict_mu:.1%} |")
-    print(f"| merged (model.generate) | {same_ids:.1%} (token ids) | - |")
+    print(f"| merged (model.generate, {len(few)} prompts) | {same_ids:.1%} (token ids) | - |")
     print(f"| adapter off (control, {len(control)} prompts) | {text_ou:.1%} | {verdict_ou:.1%} |")
     print("(b) rollout time, merged (merge included) vs unmerged")
     print("| engine | unmerged s/batch | merged s/batch | unmerged ms/token-step | merged ms/token-step | speed-up |")
@@ -181,16 +215,16 @@ def main(argv: list[str] | None = None) -> int:
     for engine in ("judge", "generate"):
         u, m = times[(engine, "unmerged")], times[(engine, "merged")]
         if engine == "judge":  # judgments may stop early (EOS) and forcing adds tokens: count them
-            name = "HFBackend (TIR rollout)"
+            name, nb = "HFBackend (TIR rollout)", n_batches
             su, sm = (sum(j.completion_tokens for j in judged[k]) / args.batch for k in ("unmerged", "merged"))
         else:
-            name, su, sm = "model.generate (TRL)", steps, steps
-        print(f"| {name} | {u / n_batches:.2f} | {m / n_batches:.2f} | {1e3 * u / su:.0f} | {1e3 * m / sm:.0f} | "
+            name, nb, su, sm = "model.generate (TRL)", few_batches, steps, steps
+        print(f"| {name} | {u / nb:.2f} | {m / nb:.2f} | {1e3 * u / su:.0f} | {1e3 * m / sm:.0f} | "
               f"{u / m:.2f}x |")
     print("(ms/token-step: seconds per batch of one new token each; prefill included)")
     for merged in (False, True):
         pre, step = split[merged]
-        print(f"model.generate {'merged' if merged else 'unmerged'}: prefill {pre / n_batches:.2f} s/batch, "
+        print(f"model.generate {'merged' if merged else 'unmerged'}: prefill {pre / few_batches:.2f} s/batch, "
               f"decode step {1e3 * step:.0f} ms at batch {args.batch}")
     print(f"decode step speed-up merged: {split[False][1] / split[True][1]:.2f}x; merge + restore "
           f"{min(merge_s):.2f} s per rollout call (best of 3); adapter off (HFBackend): "

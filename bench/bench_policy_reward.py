@@ -195,14 +195,14 @@ class Server:
 
 def policy(args, run: Run, out: Path, name: str, judge: str) -> dict | None:
     from judgerl.train.policy import run_policy
-    from judgerl.train.policy_config import load_policy_recipe
+    from judgerl.train.run import load_run_recipe
 
     run_dir = out / f"policy-{name}"
     resume = (run_dir / "config.json").is_file()
     budget = run.left_min() - args.reserve_min
     if budget <= 1:
         return None
-    cfg = load_policy_recipe("policy-grpo", [
+    cfg = load_run_recipe("policy-grpo", [
         f"prompts={args.ifeval}", f"model={args.policy}", f"output_dir={run_dir}", f"heldout={args.heldout}",
         f"seed={args.seed}", f"eval_every={args.eval_every}", f"grpo.max_steps={args.steps}",
         f"grpo.max_completion_length={args.policy_tokens}", f"grpo.save_steps={args.eval_every}",

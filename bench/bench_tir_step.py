@@ -94,6 +94,7 @@ def _install_timers() -> None:
 def run_kind(kind: str, config_path: Path, adapter: Path, steps: int, out: Path) -> list[dict[str, Any]]:
     """``steps`` GRPO steps of one kind from ``adapter``; per-step timings and generated lengths."""
     from judgerl.train.config import load_recipe
+    from judgerl.train.setup import TrainSetup
     from judgerl.train.stages import train_recipe
 
     TIMER.kind = kind
@@ -101,7 +102,7 @@ def run_kind(kind: str, config_path: Path, adapter: Path, steps: int, out: Path)
         f"output_dir={out}", f"grpo.max_steps={steps}", "grpo.save_steps=100000", "dapo.dynamic_sampling=false",
         "resume=false", "time_limit_min=0", "warmup.steps=0",
     ])
-    train_recipe(cfg, init_adapter=adapter, sft=False, grpo=True)
+    train_recipe(TrainSetup.from_config(cfg), cfg.output_dir, init_adapter=adapter, sft=False, grpo=True)
     lengths = {}
     for line in (out / "metrics.jsonl").read_text().splitlines():
         rec = json.loads(line)

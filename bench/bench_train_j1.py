@@ -101,8 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from judgerl.backends.embedded import embedded_model_path
     from judgerl.data import write_pairs_jsonl
-    from judgerl.train.config import load_recipe
-    from judgerl.train.run import run_training
+    from judgerl.train.run import load_run_recipe, run_training
 
     train, held_out = split_pairs(data, args.n_train, args.n_eval, args.ops, args.seed)
     train_file = out / "train_pairs.jsonl"
@@ -150,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         "dapo.max_sampling_rounds=1",
         *args.overrides,
     ]
-    config = load_recipe("j1-pav", overrides)
+    config = load_run_recipe("j1-pav", overrides)
     log(f"training j1-pav for at most {train_minutes:.1f} min")
     t = time.time()
     result = run_training(config)

@@ -160,8 +160,8 @@ def load_set(out: Path, name: str) -> list[Any]:
 
 def train_run(name: str, args: argparse.Namespace, out: Path, minutes: float, stages: Stages) -> dict[str, Any]:
     """One training run (``RUNS[name]``) under ``<out>/train/<name>``, stopped after ``minutes``."""
-    from judgerl.train.config import load_recipe
-    from judgerl.train.run import run_training
+    from judgerl.train.run import load_run_recipe, run_training
+    from judgerl.train.setup import TrainSetup
     from judgerl.train.stages import train_recipe
 
     spec = RUNS[name]
@@ -171,12 +171,11 @@ def train_run(name: str, args: argparse.Namespace, out: Path, minutes: float, st
     if name == "pav-verdict":  # same SFT model as pav, as many GRPO steps as pav made
         pav = stages.get("train:pav")["result"]
         sets += [f"grpo.max_steps={max(1, int(pav['global_step']))}", "time_limit_min=null"]
-        config = load_recipe(spec["recipe"], sets)
-        config.validate()
+        config = load_run_recipe(spec["recipe"], sets)
         sft = Path(pav["sft_model"])
-        return train_recipe(config, init_adapter=sft / "adapter", sft=False)
-    config = load_recipe(spec["recipe"], sets)
-    return run_training(config)
+        return train_recipe(TrainSetup.from_config(config), config.output_dir, resume=config.resume,
+                            init_adapter=sft / "adapter", sft=False)
+    return run_training(load_run_recipe(spec["recipe"], sets))
 
 
 def model_dir(source: str, stages: Stages) -> str:

@@ -17,20 +17,42 @@ Four measures over ``src/judgerl``:
 * **floors**: floor 1 holds the modules that import no other module of the package; a module's
   floor is one above the highest floor it imports (a circle is one floor);
 * **a walk of one parameter** (``--walk MODULE:FUNCTION:PARAM``): follow the value of a parameter
-  through the calls that pass it on, in the order the code is written (every branch), as the value
-  itself and as the names made from it (``x = f(config)``, ``d = config.data``). A call passes the
-  value when one of its arguments mentions a tracked name; the callee is found through the caller's
-  imports (module level and the function's own), its own module, ``self.method``, or a method of the
-  class the value is annotated with (else the one class of the package that defines that method
-  name); the value then goes on as the matching parameter (``**kwargs`` / ``*args`` catch the
-  rest). Each function is entered once per parameter. The trip is the sequence of modules the value
-  is in, one **stop** per stay (entering a module, or coming back to the caller's module to be
-  passed on again); a **climb** is a stop on a higher floor than the one before it (the value going
-  back up to a caller to be handed down again). Values stored on objects (``self.x = config``) are
-  not followed.
+  through the calls that pass it on, in the order the code is written (every branch of every
+  ``if``, ``try`` and loop). The value is *tracked* under these names:
+
+  - the parameter itself, and a name assigned from a tracked form (``cfg = config``, ``a = b or
+    config``, ``for x in config``, ``with config as c``); a form is the name, a conversion of it
+    (``str(config)``, ``dataclasses.replace(config, ...)``, ... :data:`_CONVERSIONS`) or an
+    expression combining forms (``a or config``, ``(config, x)``);
+  - ``x = f(config, ...)`` when ``f``'s return annotation names a class ending in ``Config``
+    (``-> TrainConfig``, ``-> TrainConfig | PolicyConfig``, ``Optional[...]``, a string annotation):
+    the same recipe in another form. The result of any other call is a new value (``path, raw =
+    read_recipe(config)``, ``setup = TrainSetup.from_config(config)`` are not the config);
+  - with ``--parts`` also its parts (``config.data``, ``config["x"]``); without it (the default, and
+    what the target is measured with) a part handed on (``f(config.tools)``) is an object the callee
+    needs, not the config.
+
+  A call *passes* the value when one of its arguments (or the object of a method call) is a tracked
+  form. The callee is found through the caller's imports (module level and the function's own), its
+  own module, ``self.method``, an imported class (``Cls.method``), a method of the class the
+  parameter is annotated with (``config: TrainConfig`` -> ``config.validate()`` is
+  ``TrainConfig.validate``), else the one class of the package defining that method name; calls
+  into other packages are not followed. The value goes on as the matching parameter (``**kwargs`` /
+  ``*args`` catch the rest). **Each function is entered once per parameter**: a second call of a
+  function already entered adds nothing. Values stored on objects (``self.x = config``) are not
+  followed.
+
+  The **trip** is the sequence of modules the value is in. A **stop** is one stay in a module:
+  entering a function of another module, or coming back to the caller's module to be passed on
+  again (a caller that hands the value to two callees in other modules is stopped in twice);
+  consecutive stays in one module are one stop. A **climb** (climb back up) is a stop on a higher
+  floor (see *floors*) than the stop before it: the value going back up to a caller to be handed
+  down again. ``stops`` counts the trip's stops (the first, the entry function's module,
+  included), ``climbs`` its climbs.
 
 The architecture test (``tests/test_architecture.py``) asserts the import rules with these
-functions; the issue-25 target for the walk from ``judgerl train`` is <= 30 stops, <= 5 climbs.
+functions, and the issue-25 target for the walk from ``judgerl train``
+(``judgerl.cli.train_cmd:train_command:config``): <= 30 stops, <= 5 climbs back up.
 """
 
 from __future__ import annotations
@@ -425,15 +447,13 @@ class Walker:
     def _converts(self, value: ast.AST, mod: str, qual: str, table: dict, types: dict[str, str],
                   tracked: set[str]) -> bool:
         """``x = f(config, ...)`` where ``f`` returns a config (its return annotation names a class
-        ending in ``Config``): ``x`` is the same recipe config in another form."""
+        ending in ``Config``, alone or in a union: ``TrainConfig | PolicyConfig``, ``Optional[...]``, a
+        string annotation): ``x`` is the same recipe config in another form."""
         if not isinstance(value, ast.Call) or not any(_mentions(a, tracked) for a in (*value.args, *value.keywords)):
             return False
         target = self.callee(mod, qual, table, types, value, tracked)
         fn = self.modules[target[0]].defs.get(target[1]) if target and target[0] in self.modules else None
-        ret = _dotted(getattr(fn, "returns", None) or ast.Name(""))
-        if isinstance(getattr(fn, "returns", None), ast.Constant):
-            ret = str(fn.returns.value)  # type: ignore[union-attr]
-        return ret.rsplit(".", 1)[-1].endswith("Config")
+        return any(n.endswith("Config") for n in _annotation_names(getattr(fn, "returns", None)))
 
     def _call(self, call: ast.Call, mod: str, qual: str, table: dict, tracked: set[str],
               types: dict[str, str], enter, positions: list[str]) -> None:
@@ -466,6 +486,25 @@ class Walker:
             if positions and positions[-1] != mod:
                 positions.append(mod)  # back in the caller's module to be passed on again
             enter(target[0], target[1], par)
+
+
+def _annotation_names(node: ast.AST | None) -> list[str]:
+    """The class names an annotation names: ``A``, ``m.A``, each side of ``A | B``, the arguments of
+    ``Optional[A]`` / ``Union[A, B]``, and the same inside a string annotation (``"A | None"``)."""
+    if node is None:
+        return []
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return _annotation_names(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return []
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _annotation_names(node.left) + _annotation_names(node.right)
+    if isinstance(node, ast.Subscript) and _dotted(node.value).rsplit(".", 1)[-1] in ("Optional", "Union"):
+        inner = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return [n for e in inner for n in _annotation_names(e)]
+    name = _dotted(node)
+    return [name.rsplit(".", 1)[-1]] if name else []
 
 
 def _in_order(stmt: ast.AST) -> list[ast.AST]:

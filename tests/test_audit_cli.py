@@ -96,7 +96,7 @@ def test_audit_cli_bad_input_names_file_line_and_field(tmp_path, capsys, content
     data.write_text(content, encoding="utf-8")
     assert main(["audit", str(data), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and needle in err and len(err.splitlines()) == 1
+    assert err.startswith("judgerl: error: ") and needle in err and len(err.splitlines()) == 1
 
 
 def test_audit_cli_errors_for_missing_file_unknown_field_and_empty_input(tmp_path, capsys):

@@ -151,7 +151,8 @@ def test_tir_rollout_requests_carry_the_responses(monkeypatch):
         args=SimpleNamespace(max_completion_length=64, temperature=1.0, top_p=1.0, seed=0),
         accelerator=SimpleNamespace(unwrap_model=lambda m: model, process_index=0), model=model,
         state=SimpleNamespace(global_step=0), _log_metric=lambda k, v: metrics.__setitem__(k, v))
-    fn = rollout.make_tir_rollout(TrainConfig(), tokenizer, sandbox=PrintSandbox(), rows=rows)
+    config = TrainConfig()
+    fn = rollout.make_tir_rollout(config.pairwise(), config.tools, tokenizer, sandbox=PrintSandbox(), rows=rows)
     fn([r["prompt"] for r in rows], trainer)
     assert [r.responses for r in seen] == [("4", B), (B, "4")]
     with pytest.raises(KeyError, match="not in the dataset rows"):

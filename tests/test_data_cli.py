@@ -52,7 +52,7 @@ def test_inspect_generic_with_field_flags(capsys: pytest.CaptureFixture[str]) ->
 def test_inspect_bad_record_fails_with_location(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "data.jsonl"
     path.write_text('{"prompt": "p", "chosen": "c", "rejected": "r"}\n{"prompt": "p", "rejected": "r"}\n')
-    assert main(["data", "inspect", str(path)]) == 1
+    assert main(["data", "inspect", str(path)]) == 2  # a bad data file is an input error (judgerl.cli.errors)
     assert "data.jsonl line 2: field 'chosen' is missing" in capsys.readouterr().err
     assert main(["data", "inspect", str(path), "--skip-invalid"]) == 0
     out = capsys.readouterr().out
@@ -78,7 +78,7 @@ def test_inspect_shows_identical_responses(tmp_path: Path, capsys: pytest.Captur
 def test_inspect_skips_a_bad_first_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "data.jsonl"
     path.write_text('{"prompt": "p", "rejected": "r"}\n{"prompt": "p", "chosen": "c", "rejected": "r"}\n' * 2)
-    assert main(["data", "inspect", str(path)]) == 1
+    assert main(["data", "inspect", str(path)]) == 2
     assert "data.jsonl line 1: field 'chosen' is missing" in capsys.readouterr().err
     assert main(["data", "inspect", str(path), "--skip-invalid"]) == 0
     out = capsys.readouterr().out
@@ -89,8 +89,8 @@ def test_inspect_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     fixture = str(FIXTURES / "generic.jsonl")
     assert main(["data", "inspect", fixture, "--field", "prompt"]) == 2
     assert "expected CANONICAL=RECORD_FIELD" in capsys.readouterr().err
-    assert main(["data", "inspect", fixture]) == 1
+    assert main(["data", "inspect", fixture]) == 2
     assert "match no known format" in capsys.readouterr().err
-    assert main(["data", "inspect", str(tmp_path / "missing.jsonl")]) == 1
-    assert main(["data", "inspect", fixture, "--format", "nope"]) == 1
+    assert main(["data", "inspect", str(tmp_path / "missing.jsonl")]) == 2
+    assert main(["data", "inspect", fixture, "--format", "nope"]) == 2
     assert "known formats: llmbar" in capsys.readouterr().err

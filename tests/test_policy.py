@@ -283,3 +283,73 @@ def test_policy_fails_loudly_with_a_checkpoint_when_the_server_stays_down(tmp_pa
         again.stop()
     assert result["global_step"] == 3 and result["resumed_from"] is not None
     assert not (tmp_path / "run" / "failure.json").exists()
+
+
+# -- the oracle arm, the prompt mix, rubrics, LoRA (issue 24) ---------------------------------------
+
+def test_gold_reward_is_the_gold_score_normalised_like_the_judges(short_ifeval):
+    from judgerl.gold.ifeval import IFEvalGoldJudge
+    from judgerl.train.policy import build_reward
+
+    cfg = load_policy_recipe("policy-grpo", [f"prompts={short_ifeval}", "reward=gold"])
+    cfg.validate()
+    reward = build_reward(cfg)
+    gold = IFEvalGoldJudge.from_file(short_ifeval)
+    prompts = [r.prompt for r in gold.records[:3]]
+    responses = ["a short answer, with commas", "all lowercase no commas here", ""]
+    got = reward(responses, prompts=prompts)
+    want = [gold.score(p, r).score / 9 for p, r in zip(prompts[:2], responses[:2])]
+    assert got[:2] == pytest.approx(want) and got[2] == cfg.invalid_reward  # empty: the guard, as for judges
+    assert reward.last.mode == "programmatic" and reward.__name__ == "gold"
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["reward=oracle"], "reward must be one of judge, gold"),
+    (["reward=gold", "reward_url=http://127.0.0.1:1"], "drop reward_url"),
+    (["reward=gold", "rubric=ifeval"], "reward: gold reads none"),
+    (["instructions=[]"], "instructions must be a non-empty list"),
+    (["lora.r=-1"], "lora.r must be an integer"),
+])
+def test_policy_config_refuses_bad_oracle_mix_rubric_lora(short_ifeval, extra, message):
+    cfg = load_policy_recipe("policy-grpo", [f"prompts={short_ifeval}", *extra])
+    with pytest.raises(RecipeError, match=message):
+        cfg.validate()
+
+
+def test_prompt_mix_and_rubrics_of_policy_prompts(short_ifeval, tmp_path):
+    from judgerl.gold.records import load_records
+    from judgerl.gold.rubric import RUBRIC_HEADER
+    from judgerl.train.policy import prompt_rubrics, select_prompts
+
+    prompts = load_prompts(short_ifeval)
+    records = {str(r.key): r for r in load_records(short_ifeval)}
+    first = records[prompts[0][0]].instruction_id_list[0]
+    mixed = select_prompts(prompts, [first], short_ifeval)
+    assert prompts[0] in mixed and all(any(i.startswith(first) for i in records[k].instruction_id_list)
+                                       for k, _ in mixed)
+    assert select_prompts(prompts, None, short_ifeval) == prompts
+    with pytest.raises(ValueError, match="no prompt"):
+        select_prompts(prompts, ["no_such:instruction"], short_ifeval)
+    cfg = load_policy_recipe("policy-grpo", [f"prompts={short_ifeval}", "rubric=ifeval"])
+    rubrics = prompt_rubrics(cfg)
+    assert all(rubrics[p].startswith(RUBRIC_HEADER) for _, p in prompts)
+    own = tmp_path / "own.jsonl"
+    own.write_text(json.dumps({"key": 1, "prompt": "Q", "rb": "be kind"}) + "\n"
+                   + json.dumps({"key": 2, "prompt": "P"}) + "\n")
+    cfg = load_policy_recipe("policy-grpo", [f"prompts={own}", "rubric=rb"])
+    with pytest.raises(DataFormatError, match="line 2.*rb"):
+        prompt_rubrics(cfg)
+    assert load_policy_recipe("policy-grpo", [f"prompts={own}", "lora.r=8"]).lora.r == 8
+
+
+@pytest.mark.slow
+def test_oracle_arm_trains_against_the_gold_without_a_judge(tmp_path, short_ifeval, tiny_policy):
+    """The oracle arm end to end: 2 GRPO steps rewarded by the IFEval checker itself, LoRA policy."""
+    from judgerl.train.policy import run_policy
+
+    cfg = load_policy_recipe("policy-grpo", policy_overrides(tmp_path, short_ifeval, tiny_policy, reward="gold",
+                                                             **{"grpo.max_steps": 2, "lora.r": 4}))
+    result = run_policy(cfg)
+    assert result["global_step"] == 2 and Path(result["final_model"], "adapter").is_dir()
+    roll = [r for r in read_curves(tmp_path / "run" / "curves.jsonl") if r["kind"] == "rollout"]
+    assert roll and all(r["score_mode"] == "programmatic" for r in roll)

@@ -176,14 +176,15 @@ LLAMA3 = (
 
 @pytest.mark.parametrize(
     "templated, plain",
-    [(CHATML, "What is 2+2?"), (LLAMA3, "Hi there"), ("  plain prompt ", "plain prompt")],
+    # the system prompt is kept: it is part of the instruction the policy followed
+    [(CHATML, "System: sys\n\nUser: What is 2+2?"), (LLAMA3, "Hi there"), ("  plain prompt ", "plain prompt")],
 )
 def test_untemplate_prompt(templated, plain):
     assert untemplate_prompt(templated) == plain
 
 
 def test_split_query_and_clean_response():
-    assert split_query(CHATML + "4<|im_end|>", CHATML) == ("What is 2+2?", "4")
+    assert split_query(CHATML + "4<|im_end|>", CHATML) == ("System: sys\n\nUser: What is 2+2?", "4")
     assert split_query(LLAMA3 + "Hello!<|eot_id|><|end_of_text|>", LLAMA3) == ("Hi there", "Hello!")
     assert clean_response("  text </s></s> ") == "text"
     with pytest.raises(ValueError, match="does not start with its prompt"):

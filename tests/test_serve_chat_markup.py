@@ -92,3 +92,53 @@ def test_get_reward_with_a_gemma_policy_markup_judges_plain_text():
 
 def test_known_markups_cover_the_named_families():
     assert {m.name for m in KNOWN_MARKUPS} >= {"chatml", "llama-3", "gemma", "mistral", "phi-3", "deepseek-r1"}
+
+
+SYSTEM = "You are a terse math tutor. Answer in one line."
+
+
+def system_texts(tok) -> tuple[str, str]:
+    """(prompt, query) of an OpenRLHF sample whose conversation opens with a system prompt."""
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
+    prompt = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return prompt, prompt + ANSWER + tok.eos_token
+
+
+#: Families whose fixture template gives the system prompt a turn of its own (gemma and mistral refuse one).
+SYSTEM_FAMILIES = ["chatml", "deepseek-r1", "llama-3", "phi-3"]
+
+
+@pytest.mark.parametrize("family", SYSTEM_FAMILIES)
+@pytest.mark.parametrize("derived", [True, False])
+def test_openrlhf_system_prompt_is_kept(family, derived):
+    """The judge reads the system prompt with the last user turn, from the policy's tokenizer markup and from
+    the known families alike; a prompt without one reads as before."""
+    tok = make_tokenizer(family)
+    markups = (markup_from_tokenizer(tok),) if derived else KNOWN_MARKUPS
+    prompt, query = system_texts(tok)
+    instruction, response = split_query(query, prompt, markups=markups)
+    assert instruction == f"System: {SYSTEM}\n\nUser: {QUESTION}" and response == ANSWER
+    prompt, query = openrlhf_texts(tok)
+    assert split_query(query, prompt, markups=markups)[0] == QUESTION
+
+
+def test_llama31_date_header_is_not_a_system_prompt():
+    date = "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n"
+    head = "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+    user = f"<|start_header_id|>user<|end_header_id|>\n\n{QUESTION}<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+    assert split_query(head + date + "<|eot_id|>" + user + ANSWER, head + date + "<|eot_id|>" + user)[0] == QUESTION
+    kept = split_query(head + date + SYSTEM + "<|eot_id|>" + user + ANSWER, head + date + SYSTEM + "<|eot_id|>" + user)
+    assert kept[0] == f"System: {SYSTEM}\n\nUser: {QUESTION}"
+
+
+def test_get_reward_judge_reads_the_policy_system_prompt():
+    seen: list[str] = []
+
+    def judge(messages, params):
+        seen.append(messages[-1]["content"])
+        return "<score>8</score>"
+
+    prompt, query = system_texts(make_tokenizer("chatml"))
+    with TestClient(create_app(ScriptedBackend(judge), "pos")) as c:
+        body = c.post("/get_reward", json={"query": [query], "prompts": [prompt], "labels": [""]}).json()
+    assert body["reasons"] == [None] and SYSTEM in seen[0] and QUESTION in seen[0] and "<|im_start|>" not in seen[0]

@@ -115,28 +115,37 @@ def test_recipe_file_errors(tmp_path: Path) -> None:
         recipe_path("no-such-recipe")
 
 
+def recipe_reward_funcs(cfg):
+    """The reward functions and weights of a recipe, as a run builds them (its protocols and sections)."""
+    from judgerl.train.rewards import RewardContext, reward_funcs
+
+    return reward_funcs(cfg.rewards.weights(), RewardContext.from_sections(*cfg.protocols(), cfg.tools, cfg.grpo,
+                                                                           cfg.dapo))
+
+
 def test_grpo_config_built_and_odd_prompt_count_rejected() -> None:
     from judgerl.train.grpo import build_grpo_config
-    from judgerl.train.rewards import build_reward_funcs
 
     cfg = load_recipe("j1-pav", ["data.path=x", "output_dir=/tmp/judgerl-test-cfg"])
-    funcs, weights = build_reward_funcs(cfg)
+    funcs, weights = recipe_reward_funcs(cfg)
     assert [f.__name__ for f in funcs] == ["verdict_reward", "consistency_reward", "format_reward"]
-    args = build_grpo_config(cfg, weights)
+
+    def grpo_args(c):
+        return build_grpo_config(c.grpo, c.dapo, output_dir=c.output_dir, seed=c.seed, weights=weights)
+
+    args = grpo_args(cfg)
     assert args.epsilon_high == 0.28 and args.loss_type == "dapo" and args.mask_truncated_completions
     odd = apply_overrides(cfg, ["grpo.per_device_train_batch_size=4", "grpo.num_generations=4"])
     with pytest.raises(RecipeError, match="must be a multiple of 2"):
-        build_grpo_config(odd, weights)
+        grpo_args(odd)
     with pytest.raises(RecipeError, match="unknown JudgeGRPOConfig"):
-        build_grpo_config(apply_overrides(cfg, ["grpo.not_a_field=1"]), weights)
+        grpo_args(apply_overrides(cfg, ["grpo.not_a_field=1"]))
 
 
 def test_overlong_reward_needs_buffer() -> None:
-    from judgerl.train.rewards import build_reward_funcs
-
     cfg = load_recipe("tir-judge", ["data.path=x", "dapo.overlong_buffer=null"])
     with pytest.raises(RecipeError, match="overlong_buffer"):
-        build_reward_funcs(cfg)
+        recipe_reward_funcs(cfg)
     with pytest.raises(RecipeError, match="overlong_buffer"):
         cfg.validate()
 

@@ -186,7 +186,8 @@ def test_tir_rollout_generates_merged_and_restores_on_error(policy, tiny_dir: Pa
     prompt = [[{"role": "user", "content": "2+2?"}]]
     for merge in (False, True):
         config = apply_overrides(TrainConfig(), ["lora.r=4", f"lora.merge_for_rollout={str(merge).lower()}"])
-        fn = rollout.make_tir_rollout(config, tokenizer, sandbox=object())
+        fn = rollout.make_tir_rollout(config.pairwise(), config.tools, tokenizer, sandbox=object(),
+                                      merge_for_rollout=config.lora.merge_for_rollout)
         with pytest.raises(RuntimeError, match="sandbox died"):
             fn(prompt, trainer)
         assert seen[-1] is merge
@@ -197,14 +198,16 @@ def test_tir_rollout_generates_merged_and_restores_on_error(policy, tiny_dir: Pa
 def test_recipe_option_checked_and_passed_to_the_trainer_config() -> None:
     from judgerl.train.config import RecipeError, apply_overrides, load_recipe
     from judgerl.train.grpo import build_grpo_config
-    from judgerl.train.rewards import build_reward_funcs
+
+    def grpo_args(c):
+        return build_grpo_config(c.grpo, c.dapo, output_dir=c.output_dir, seed=c.seed, weights=list(c.rewards.weights().values()),
+                                 merge_for_rollout=c.lora.merge_for_rollout)
 
     cfg = load_recipe("j1-pav", ["data.path=x", "output_dir=/tmp/judgerl-test-merge"])
-    funcs, weights = build_reward_funcs(cfg)
-    assert build_grpo_config(cfg, weights).merge_for_rollout is False
+    assert grpo_args(cfg).merge_for_rollout is False
     on = apply_overrides(cfg, ["lora.r=4", "lora.merge_for_rollout=true"])
     on.validate()
-    assert build_grpo_config(on, weights).merge_for_rollout is True
+    assert grpo_args(on).merge_for_rollout is True
     with pytest.raises(RecipeError, match=r"lora.merge_for_rollout needs lora.r > 0"):
         apply_overrides(cfg, ["lora.r=0", "lora.merge_for_rollout=true"]).validate()
     with pytest.raises(RecipeError, match="lora.merge_for_rollout must be true or false"):

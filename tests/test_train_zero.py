@@ -30,12 +30,12 @@ class Fakes:
         self.calls: list[tuple] = []
         self.fail = fail_sampling_in_round
 
-    def train_recipe(self, config, *, init_path=None, init_adapter=None, examples=None, sft=True, grpo=True,
-                     deadline=None, prefill=None):
-        out = Path(config.output_dir)
+    def train_recipe(self, setup, out, *, resume=False, init_path=None, init_adapter=None, examples=None, sft=True,
+                     grpo=True, max_steps=None, deadline=None, prefill=None):
+        out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         if grpo:
-            self.calls.append(("rl", out.parent.name, init_path, init_adapter, prefill, config.grpo["max_steps"]))
+            self.calls.append(("rl", out.parent.name, init_path, init_adapter, prefill, max_steps))
             (out / "final").mkdir(parents=True, exist_ok=True)
             (out / "metrics.jsonl").write_text(json.dumps({"phase": "grpo", "step": 2, "reward": 0.3}) + "\n")
             return {"stopped_early": False, "global_step": 2}
@@ -44,12 +44,12 @@ class Fakes:
         (out / "sft" / "done.json").write_text("{}")
         return {"stopped_early": False}
 
-    def sample_round(self, config, policy_dir, rows, r, sandbox=None):
+    def sample_round(self, policy_dir, rows, r, *, protocol, params, samples, force_answer, tools, seed, sandbox=None):
         self.calls.append(("sample", r, Path(policy_dir).parent.parent.name, rows[0]["prompt"][-1]["role"]))
         if r == self.fail:
             return [], {"selected": 0}
         ex = [SFTExample(tuple(rows[0]["prompt"][:2]), (("model", "<think>x</think><verdict>A</verdict>"),), "k")]
-        return ex, {"selected": 1, "samples": len(rows) * config.zero.samples}
+        return ex, {"selected": 1, "samples": len(rows) * samples}
 
 
 def zero_config(data: Path, out: Path, *extra: str):
@@ -120,9 +120,10 @@ def test_zero_recipe_validation(data: Path, tmp_path: Path) -> None:
 
 def test_a_grpo_prefill_needs_the_tool_loop(data: Path, tmp_path: Path) -> None:
     # only the tool-loop rollouts (the Judge) read a prefill as part of the judge's turn
+    from judgerl.train.setup import TrainSetup
     from judgerl.train.stages import train_recipe
 
     config = load_recipe("j1-pav", [f"data.path={data}", f"output_dir={tmp_path / 'run'}"])
     with pytest.raises(ValueError, match="prefill needs task 'tir'"):
-        train_recipe(config, prefill="<think>")
+        train_recipe(TrainSetup.from_config(config), config.output_dir, prefill="<think>")
     assert not (tmp_path / "run").exists()

@@ -127,7 +127,7 @@ def test_bad_run_files_give_one_clear_error(tmp_path, capsys, files, error):
     _write(d, files)
     assert main(["view", str(d), "-o", str(tmp_path / "v.html")]) == 2  # a traceback would raise here
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and re.search("^error: " + error.format(d=re.escape(str(d))), err), err
+    assert len(err.splitlines()) == 1 and re.search("^judgerl: error: " + error.format(d=re.escape(str(d))), err), err
     assert not (tmp_path / "v.html").exists()
 
 

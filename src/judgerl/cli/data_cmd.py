@@ -9,6 +9,8 @@ from typing import Annotated
 import click
 import typer
 
+from judgerl.cli.errors import fail
+
 app = typer.Typer(help="Inspect and build preference data.", no_args_is_help=True)
 
 
@@ -100,7 +102,7 @@ def inspect_command(
         result = load_pairs(path, format=format, field_map=field_map, skip_invalid=skip_invalid, limit=limit,
                             split=split, config=config, label_map=parse_label_map(label_map))
     except (DataFormatError, ValueError, FileNotFoundError, IsADirectoryError) as e:
-        raise click.ClickException(str(e)) from e
+        fail(e)
     if result.notice and not as_json:
         typer.echo(result.notice, err=True)
 

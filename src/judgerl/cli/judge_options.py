@@ -4,17 +4,19 @@ typer option object per option, one set of defaults (:mod:`judgerl.judge.default
 
 Each command declares the shared options with the same objects (``max_new_tokens: int =
 MAX_NEW_TOKENS_OPTION``), so their names, defaults and help read the same everywhere (the layout of
-inspect_ai's ``_cli/common.py``). Errors in these options end the command with one line and exit 2.
+inspect_ai's ``_cli/common.py``). Errors in these options end the command with one line and exit 2
+(:mod:`judgerl.cli.errors`).
 """
 
 from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any, List, NoReturn
+from typing import Any, List
 
 import typer
 
+from judgerl.cli.errors import fail  # noqa: F401 (re-exported: every command's one error helper)
 from judgerl.judge.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_NEW_TOKENS, SAMPLING_TEMPERATURE
 from judgerl.judge.options import JudgeOptions
 from judgerl.protocols import PROTOCOLS
@@ -77,12 +79,6 @@ UNSAFE_SANDBOX_OPTION: Any = typer.Option(False, "--unsafe-sandbox", help="With 
 BATCH_SIZE_OPTION: Any = typer.Option(DEFAULT_BATCH_SIZE, "--batch-size", min=1, help="Judgments per judge call "
                                       "(the backend batches inside it) and per durable write. Changes speed, never "
                                       "the results.")
-
-
-def fail(message: object) -> NoReturn:
-    """End the command: ``error: <message>`` on stderr, exit 2."""
-    typer.echo(f"error: {message}", err=True)
-    raise SystemExit(2)
 
 
 def parse_key_values(items: List[str] | None, flag: str = "--protocol-arg") -> dict[str, Any]:

@@ -82,8 +82,7 @@ def label_command(
     if limit is not None:
         records = records[:limit]
     if not records:
-        typer.echo(f"error: no records in {data}", err=True)
-        raise SystemExit(2)
+        fail(f"no records in {data}")
     opts = judge_options(judge, model_arg=model_arg, base_url=base_url, protocol="pos", prompt_template=prompt_template, samples=samples,
                          temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, force_answer=force_answer,
                          batch_size=batch_size)
@@ -101,8 +100,7 @@ def label_command(
         summary = run_label(scorer, records, out, resume=not overwrite, batch_size=opts.batch_size, info=info,
                             on_batch=progress)
     except RunConfigMismatch as e:
-        typer.echo(f"error: {e}", err=True)
-        raise SystemExit(2) from e
+        fail(e)
     except KeyboardInterrupt:
         typer.echo(f"\ninterrupted: finished labels are saved in {out}; run the same command to resume", err=True)
         raise SystemExit(130) from None

@@ -78,21 +78,25 @@ def _run(argv: Sequence[str] | None) -> int:
         return int(e.code or 0)
     except typer.Exit as e:
         return int(e.exit_code)
-    except Exception as e:  # click usage errors and our own clear errors
+    except Exception as e:  # click usage errors and our own clear errors: one convention (judgerl.cli.errors)
         import click
 
+        from judgerl.cli.errors import INTERRUPTED, RUNTIME_ERROR, USAGE_ERROR, print_error, show_click_error
+
         if isinstance(e, (click.exceptions.ClickException, *_VENDORED_CLICK_ERRORS)):
-            e.show()
-            return e.exit_code
+            return show_click_error(e)
         if isinstance(e, click.exceptions.Abort):
-            return 130
+            return INTERRUPTED
+        if os.environ.get("JUDGERL_DEBUG") == "1":  # the full traceback instead of one line
+            raise
         # Bad input (a missing or unreadable file, a malformed record, a bad option value) ends in one
-        # clear line; judgerl's own errors already name the file, line and field.
-        # JUDGERL_DEBUG=1 shows the full traceback instead.
-        if isinstance(e, (ValueError, OSError, ImportError)) and os.environ.get("JUDGERL_DEBUG") != "1":
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        raise
+        # clear line, exit 2; judgerl's own errors already name the file, line and field. Anything else is a
+        # runtime failure: one line naming the exception, exit 1.
+        if isinstance(e, (ValueError, OSError, ImportError)):
+            print_error(e)
+            return USAGE_ERROR
+        print_error(f"{type(e).__name__}: {e} (JUDGERL_DEBUG=1 shows the traceback)")
+        return RUNTIME_ERROR
     # With standalone_mode=False click returns the exit code of typer.Exit instead of raising it.
     return rv if isinstance(rv, int) else 0
 

@@ -132,13 +132,11 @@ def _check_port(host: str, port: int) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as e:
-        typer.echo(f"error: --host {host}: {e}", err=True)
-        raise SystemExit(2) from e
+        fail(f"--host {host}: {e}")
     family, _, _, _, addr = infos[0]
     with socket.socket(family, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(addr)
         except OSError as e:
-            typer.echo(f"error: cannot listen on {host}:{port}: {e.strerror or e} (is the port taken?)", err=True)
-            raise SystemExit(2) from e
+            fail(f"cannot listen on {host}:{port}: {e.strerror or e} (is the port taken?)")

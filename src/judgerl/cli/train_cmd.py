@@ -6,6 +6,8 @@ from typing import List, Optional
 
 import typer
 
+from judgerl.cli.errors import RUNTIME_ERROR, fail
+
 
 def train_command(
     config: Optional[str] = typer.Option(
@@ -42,7 +44,7 @@ def train_command(
     """
     import json
 
-    from judgerl.train.config import RecipeError, load_recipe, recipe_names, saved_config
+    from judgerl.train.config import RecipeError, recipe_names, saved_config
 
     if list_recipes:
         for name in recipe_names():
@@ -56,46 +58,27 @@ def train_command(
         if resume:
             raise typer.BadParameter("--resume: no saved config.json in --output-dir; give --config as well")
         raise typer.BadParameter("--config is required (a recipe name or a YAML file); see --list-recipes")
-    from judgerl.train.policy_config import is_policy_recipe
+    from judgerl.train.run import load_run_recipe, run_recipe
 
-    if is_policy_recipe(config):  # task: policy -- a policy trained against a judge (judgerl.train.policy)
-        from judgerl.cli.policy_cmd import policy_train
-
-        policy_train(config, list(overrides), data=data, output_dir=output_dir, max_steps=max_steps, model=model,
-                     resume=resume, reward_url=reward_url, dry_run=dry_run, reward=reward, rubric=rubric)
-        return
-    for flag, value in (("--reward-url", reward_url), ("--reward", reward), ("--rubric", rubric)):
-        if value is not None:
-            raise typer.BadParameter(f"{flag} applies to policy recipes (task: policy, e.g. policy-grpo)")
-    extra = list(overrides)
-    if data is not None:
-        extra.append(f"data.path={data}")
-    if output_dir is not None:
-        extra.append(f"output_dir={output_dir}")
-    if max_steps is not None:
-        extra.append(f"grpo.max_steps={max_steps}")
-    if model is not None:
-        extra.append(f"model={model}")
-    if resume:
-        extra.append("resume=true")
-    try:
-        cfg = load_recipe(config, extra)
-        cfg.validate(where=f"recipe {config}")
+    try:  # the one read and validation of the recipe, of either kind (task: policy, or a judge recipe)
+        cfg = load_run_recipe(config, list(overrides), data=data, output_dir=output_dir, max_steps=max_steps,
+                              model=model, resume=resume, reward_url=reward_url, reward=reward, rubric=rubric)
     except RecipeError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(2) from None
+        fail(e)
     if dry_run:
         typer.echo(json.dumps(cfg.to_dict(), indent=2))
         return
-    from judgerl.train.run import run_training
-
     if verbose:
         from judgerl.cli.judge_options import print_runtime
 
         print_runtime()
+    from judgerl.data.errors import DataFormatError
+    from judgerl.train.policy import PolicyTrainingError
+
     try:
-        result = run_training(cfg)
-    except RecipeError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(2) from None
-    typer.echo(json.dumps(result, indent=2))
+        result = run_recipe(cfg)
+    except PolicyTrainingError as e:  # the run failed, not its input; the message names the checkpoint
+        fail(e, RUNTIME_ERROR)
+    except (DataFormatError, FileNotFoundError, ValueError) as e:  # before training: recipe, data, prompts
+        fail(e)
+    typer.echo(json.dumps(result, indent=2, default=str))

@@ -31,6 +31,7 @@ tagged protocol: a verdict copied from a response is void unless it is the worst
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
@@ -55,6 +56,7 @@ from judgerl.protocols.parsing import (
 )
 from judgerl.protocols.template_file import PromptTemplate, answer_key, load_template
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
+from judgerl.text.confusables import skeleton
 from judgerl.types import Decision, Messages
 
 #: The control tag :meth:`Template.quote_form` wraps each answer-pattern match in.
@@ -226,8 +228,17 @@ class Template(JudgeProtocol):
 
     def quote_form(self, text: str) -> str:
         """``text`` with every answer-pattern match wrapped in ``<judge_answer>…</judge_answer>``: the form
-        the quoted-answer check compares (for the judge's output and the responses alike)."""
-        return self.spec.answer.sub(lambda m: f"<{QUOTE_TAG}>{m.group(0)}</{QUOTE_TAG}>", text)
+        the quoted-answer check compares (for the judge's output and the responses alike).
+
+        Matches are found as a copier may rewrite them: after NFKC (full-width ``［［Ａ>>Ｂ］］``), with every
+        other non-ASCII character replaced by its TR39 skeleton (a Cyrillic ``А``,
+        :func:`judgerl.text.confusables.skeleton`) and case ignored; a zero-width joiner (a neutralised copy)
+        still breaks a match, as it breaks a tag."""
+        folded = re.sub(r"[^\x00-\x7f\u200d]+", lambda m: skeleton(m.group(0)), unicodedata.normalize("NFKC", text))
+        return self._quote_re().sub(lambda m: f"<{QUOTE_TAG}>{m.group(0)}</{QUOTE_TAG}>", folded)
+
+    def _quote_re(self) -> re.Pattern[str]:
+        return re.compile(self.spec.answer.pattern, self.spec.answer.flags | re.IGNORECASE)
 
     # ------------------------------------------------------------------ rendering and forcing
     def render_answer(self, decision: Decision) -> str:

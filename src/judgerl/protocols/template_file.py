@@ -52,7 +52,7 @@ PLACEHOLDERS: dict[str, tuple[str, ...]] = {"pairwise": ("prompt", "response_a",
 VERDICT_VALUES = ("A", "B", "tie", "A>>B", "A>B", "A=B", "B>A", "B>>A")
 _FIELDS = frozenset({"kind", "template", "system", "answer", "verdicts", "scores", "score_range", "rubric",
                      "answer_prefix", "answer_suffix", "name", "source"})
-_PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{([^{}\s]*)\}")
+_PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 
 
 class TemplateError(ValueError):
@@ -113,10 +113,9 @@ class PromptTemplate:
         Answer|>`` or ``###Response B:``), placeholders removed: untrusted text must not forge them."""
         out: dict[str, None] = {}
         for text in (self.system or "", self.user):
-            for piece in _PLACEHOLDER_RE.split(text):
-                for line in (piece or "").splitlines():
-                    if len(line.strip()) >= 4:
-                        out.setdefault(line.strip(), None)
+            for line in _PLACEHOLDER_RE.sub("\n", text).splitlines():
+                if len(line.strip()) >= 4:
+                    out.setdefault(line.strip(), None)
         return tuple(out)
 
     def fill(self, text: str, values: Mapping[str, str]) -> str:

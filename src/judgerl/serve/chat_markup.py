@@ -10,6 +10,12 @@ chat markup in what the judge would read: ``<start_of_turn>user`` (Gemma), ``[IN
   text between the probe contents (``judgerl serve --policy-tokenizer PATH``);
 * :data:`KNOWN_MARKUPS` is the fallback when no tokenizer is given: the markers of the common
   template families, tried in order.
+
+What the judge reads of a templated prompt (:func:`untemplate_prompt`): the last user turn, and the system
+prompt when the template gives it a turn of its own (ChatML, Llama-3, Phi-3, DeepSeek-R1; Gemma and Mistral
+fold it into a user turn, where it is kept anyway), rendered ``"System: …\n\nUser: …"`` as the data readers
+render a conversation (:func:`judgerl.data.formats.chat.render_messages`): the system prompt is part of the
+instruction the policy followed.
 """
 
 from __future__ import annotations
@@ -28,12 +34,37 @@ class ChatMarkup:
         user_start: Text that opens a user turn (the content follows it).
         turn_ends: Texts that may close a user turn's content (the first one found ends it).
         end_tokens: End-of-turn / end-of-text markers that may follow a response.
+        system_start: Text that opens a system turn (``""``: the system prompt is the text before the first
+            user turn); None when the template has no system turn of its own.
+        system_ends: Texts that may close the system turn's content (the user-turn opener always does).
+        drop_system_lines: Prefixes of lines the template itself writes into the system turn (Llama-3.1's
+            ``Cutting Knowledge Date:``), dropped from what the judge reads.
     """
 
     name: str
     user_start: str
     turn_ends: tuple[str, ...]
     end_tokens: tuple[str, ...]
+    system_start: str | None = None
+    system_ends: tuple[str, ...] = ()
+    drop_system_lines: tuple[str, ...] = ()
+
+    def system_turn(self, text: str) -> str | None:
+        """The system prompt of ``text`` (before its first user turn), or None when it has none."""
+        if self.system_start is None:
+            return None
+        first_user = text.find(self.user_start.strip())
+        head = text if first_user < 0 else text[:first_user]
+        start = self.system_start.strip()
+        i = head.find(start) if start else 0
+        if i < 0:
+            return None
+        rest = head[i + len(start):]
+        cuts = [rest.find(e) for e in self.system_ends if e and rest.find(e) >= 0]
+        content = rest[: min(cuts)] if cuts else rest
+        drop = self.drop_system_lines
+        lines = [ln for ln in content.splitlines() if not (drop and ln.strip().startswith(drop))]
+        return "\n".join(lines).strip() or None
 
     def last_user_turn(self, text: str) -> str | None:
         """The content of the last user turn in ``text``, or None when ``text`` has none of this markup."""
@@ -48,12 +79,16 @@ class ChatMarkup:
 
 #: Markers of the common template families, tried in this order when the policy's tokenizer is not given.
 KNOWN_MARKUPS: tuple[ChatMarkup, ...] = (
-    ChatMarkup("chatml", "<|im_start|>user\n", ("<|im_end|>", "<|im_start|>"), ("<|im_end|>", "<|endoftext|>")),
+    ChatMarkup("chatml", "<|im_start|>user\n", ("<|im_end|>", "<|im_start|>"), ("<|im_end|>", "<|endoftext|>"),
+               "<|im_start|>system\n", ("<|im_end|>", "<|im_start|>")),
     ChatMarkup("llama-3", "<|start_header_id|>user<|end_header_id|>", ("<|eot_id|>", "<|start_header_id|>"),
-               ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")),
+               ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"), "<|start_header_id|>system<|end_header_id|>",
+               ("<|eot_id|>", "<|start_header_id|>"), ("Cutting Knowledge Date:", "Today Date:")),
     ChatMarkup("gemma", "<start_of_turn>user\n", ("<end_of_turn>", "<start_of_turn>"), ("<end_of_turn>", "<eos>")),
-    ChatMarkup("phi-3", "<|user|>", ("<|end|>", "<|assistant|>"), ("<|end|>", "<|endoftext|>")),
-    ChatMarkup("deepseek-r1", "<｜User｜>", ("<｜Assistant｜>", "<｜end▁of▁sentence｜>"), ("<｜end▁of▁sentence｜>",)),
+    ChatMarkup("phi-3", "<|user|>", ("<|end|>", "<|assistant|>"), ("<|end|>", "<|endoftext|>"), "<|system|>",
+               ("<|end|>", "<|user|>")),
+    ChatMarkup("deepseek-r1", "<｜User｜>", ("<｜Assistant｜>", "<｜end▁of▁sentence｜>"), ("<｜end▁of▁sentence｜>",),
+               "<｜begin▁of▁sentence｜>", ("<｜User｜>",)),
     ChatMarkup("mistral", "[INST]", ("[/INST]",), ("</s>",)),
 )
 
@@ -124,7 +159,30 @@ def markup_from_tokenizer(tokenizer: Any) -> ChatMarkup:
     if isinstance(eos, str) and eos:
         end_tokens.append(eos)
     turn_ends = tuple(dict.fromkeys(e for e in (p1.strip(), p3.strip(), user_start.strip()) if e))
-    return ChatMarkup(f"tokenizer:{name}", user_start, turn_ends, tuple(dict.fromkeys(end_tokens)))
+    system_start, system_ends = _system_markers(render, user_start)
+    return ChatMarkup(f"tokenizer:{name}", user_start, turn_ends, tuple(dict.fromkeys(end_tokens)), system_start,
+                      system_ends)
+
+
+_S0 = "JRLPROBESYSTEMONE"
+
+
+def _system_markers(render: Any, user_start: str) -> tuple[str | None, tuple[str, ...]]:
+    """(system_start, system_ends) of a chat template, read off ``[system S0, user U1]``: None when the
+    template refuses a system message, drops it, or folds it into the user turn (then it is kept with it)."""
+    try:
+        text = render([{"role": "system", "content": _S0}, {"role": "user", "content": _U1}], True)
+    except ValueError:
+        return None, ()
+    pos_s, pos_u = text.find(_S0), text.find(_U1)
+    if pos_s < 0 or pos_u < 0 or pos_s > pos_u:
+        return None, ()
+    between = text[pos_s + len(_S0): pos_u]
+    cut = between.find(user_start.strip())
+    if cut < 0:  # no user-turn opener between them: the system prompt is inside the user turn
+        return None, ()
+    ends = tuple(dict.fromkeys(e for e in (between[:cut].strip(), user_start.strip()) if e))
+    return text[:pos_s], ends
 
 
 def load_policy_markup(path: str | os.PathLike[str]) -> ChatMarkup:
@@ -145,11 +203,18 @@ def load_policy_markup(path: str | os.PathLike[str]) -> ChatMarkup:
 
 
 def untemplate_prompt(text: str, markups: Sequence[ChatMarkup] = KNOWN_MARKUPS) -> str:
-    """The last user turn of a chat-templated prompt (first of ``markups`` that matches), else ``text`` stripped."""
+    """What the judge reads of a chat-templated prompt (first of ``markups`` that matches): the last user turn,
+    with the system prompt before it when there is one (``"System: …\n\nUser: …"``, module docstring); else
+    ``text`` stripped."""
+    from judgerl.data.formats.chat import render_messages
+
     for markup in markups:
         turn = markup.last_user_turn(text)
         if turn is not None:
-            return turn
+            system = markup.system_turn(text)
+            if system is None:
+                return turn
+            return render_messages([{"role": "system", "content": system}, {"role": "user", "content": turn}])
     return text.strip()
 
 

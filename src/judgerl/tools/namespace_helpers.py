@@ -16,8 +16,8 @@ host and the sandbox read every text the same way.
   rule (a fence line of three backticks, indented at most three spaces); a block left open at the
   end of the text runs to the end (a response cut short).
 * :func:`number_of` -- the final number a response states: the first number after its last answer
-  marker (``the answer is``, ``answer:``, ``result:``, ``####``, ``\\boxed{``, ``= `` at the end of
-  a line ...), else its last number. Thousands separators (``23,060``), signs (``-45``, ``−45``),
+  marker (``the answer is``, ``answer:``, ``result:``, ``####``, ``\\boxed{``, ``total is``, ...),
+  else its last number. Thousands separators (``23,060``), signs (``-45``, ``−45``),
   decimals and ``$`` / ``%`` around the number are read; numbers written in English words
   (``two hundred sixty-seven``, ``minus forty-five``) count as numbers. Returns an ``int`` when the
   value is whole, else a ``float``; None when the text states no number.

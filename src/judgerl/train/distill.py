@@ -159,14 +159,24 @@ def select_examples(rows: Sequence[dict[str, Any]], judged: Sequence[Sequence[An
 
 def programmatic_teacher(rows: Sequence[dict[str, Any]], pairs_by_id: dict[str, PreferencePair],
                          protocols: dict[str, Any], tools: bool) -> tuple[Any, list[dict[str, Any]]]:
-    """An :class:`~judgerl.train.teachers.ArithmeticTeacher` with every row registered that has an
-    arithmetic pair (``meta["expression"]``), and those rows (others are left out).
+    """The programmatic teacher of the rows, and the rows it can judge (others are left out).
+
+    Pairs with a ``meta["domain"]`` (the issue-23 builders: ``arith/<form>``, ``code``, ``if``, ``chat``,
+    ``safety``) get the :class:`~judgerl.train.teach.base.DomainTeacher` (one plan per domain,
+    :func:`judgerl.train.teach.domain_teacher`); pairs with only ``meta["expression"]`` (the ``a op b``
+    builders) the :class:`~judgerl.train.teachers.ArithmeticTeacher`.
 
     Raises:
-        RecipeError: no row has an arithmetic pair.
+        RecipeError: no row has a pair either teacher can judge.
     """
+    from judgerl.train.teach import domain_teacher
     from judgerl.train.teachers import ArithmeticTeacher
 
+    if any(pairs_by_id[r["pair_id"]].meta.get("domain") for r in rows):
+        domains, kept, counts = domain_teacher(rows, pairs_by_id, protocols, tools)
+        logger.info("programmatic teacher: rows per domain %s", dict(counts))
+        if kept:
+            return domains, kept
     teacher = ArithmeticTeacher()
     usable = []
     for r in rows:
@@ -185,7 +195,8 @@ def programmatic_teacher(rows: Sequence[dict[str, Any]], pairs_by_id: dict[str, 
             continue
         usable.append(r)
     if not usable:
-        raise RecipeError("distill.teacher=programmatic needs arithmetic pairs (meta 'expression'), e.g. "
+        raise RecipeError("distill.teacher=programmatic needs arithmetic pairs (meta 'expression') or pairs of "
+                          "a domain it teaches (meta 'domain': arith/*, code, if, chat, safety), e.g. "
                           "data.builder=gsm8k-arith; use a model teacher for other pairs")
     if len(usable) < len(rows):
         logger.warning("programmatic teacher: %d of %d rows have no arithmetic expression and are skipped",

@@ -330,11 +330,13 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
         "last_heldout"}``.
 
     Args:
-        cfg: The run's config. callbacks: Extra ``TrainerCallback``s (run before the monitor).
+        cfg: The run's validated config (:func:`judgerl.train.run.load_run_recipe` reads and validates a
+            recipe; :meth:`~judgerl.train.policy_config.PolicyConfig.validate` one built otherwise).
+        callbacks: Extra ``TrainerCallback``s (run before the monitor).
         reward: A ready :class:`~judgerl.rewards.judge.JudgeReward` (default: :func:`build_reward` of ``cfg``).
 
     Raises:
-        RecipeError: an invalid config. PolicyTrainingError: training stopped (a checkpoint was saved).
+        PolicyTrainingError: training stopped (a checkpoint was saved).
         ExpectedScoreUnavailable, DataFormatError, FileNotFoundError: before training starts.
     """
     import torch
@@ -348,7 +350,6 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
     from judgerl.train.callbacks import MetricsLogger, TimeLimit
     from judgerl.train.lora import is_peft, save_trained, wrap
 
-    cfg.validate()
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)

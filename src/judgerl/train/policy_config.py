@@ -233,7 +233,7 @@ def is_policy_mapping(raw: Mapping[str, Any]) -> bool:
 def policy_config_from_dict(raw: Mapping[str, Any], overrides: Iterable[str] = (), where: str = "config"
                             ) -> PolicyConfig:
     """A :class:`PolicyConfig` from a recipe's mapping (:func:`judgerl.train.config.read_recipe`) with
-    ``key=value`` overrides (dotted for ``judge.`` and ``grpo.``; values parsed as YAML scalars); not validated.
+    ``key=value`` overrides (dotted for ``judge.``, ``grpo.`` and ``lora.``; values parsed as YAML scalars); not validated.
 
     Raises:
         RecipeError: unknown fields (with the closest valid one), a malformed override (naming ``where``).
@@ -241,6 +241,7 @@ def policy_config_from_dict(raw: Mapping[str, Any], overrides: Iterable[str] = (
     d = dict(raw)
     d["judge"] = dict(d.get("judge") or {})
     d["grpo"] = dict(d.get("grpo") or {})
+    d["lora"] = dict(d.get("lora") or {})
     for item in overrides:
         if "=" not in item:
             raise RecipeError(f"override {item!r}: expected key=value")
@@ -251,8 +252,8 @@ def policy_config_from_dict(raw: Mapping[str, Any], overrides: Iterable[str] = (
             raise RecipeError(f"override {item!r}: value is not valid YAML: {e}") from None
         head, _, rest = key.strip().partition(".")
         if rest:
-            if head not in ("judge", "grpo"):
-                raise RecipeError(f"override {item!r}: {head!r} is not a section (sections: judge, grpo)")
+            if head not in ("judge", "grpo", "lora"):
+                raise RecipeError(f"override {item!r}: {head!r} is not a section (sections: judge, grpo, lora)")
             d[head][rest] = parsed
         else:
             d[head] = parsed
@@ -270,4 +271,5 @@ def load_policy_recipe(name_or_path: str, overrides: Iterable[str] = ()) -> Poli
     return policy_config_from_dict(raw, overrides, str(path))
 
 
-__all__ = ["POLICY_REWARDS", "POLICY_TASK", "PolicyConfig", "PolicyJudgeConfig", "is_policy_recipe", "load_policy_recipe"]
+__all__ = ["POLICY_REWARDS", "POLICY_TASK", "PolicyConfig", "PolicyJudgeConfig", "is_policy_mapping", "is_policy_recipe",
+           "load_policy_recipe", "policy_config_from_dict"]

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from judgerl.protocols.base import JudgeProtocol
-from judgerl.train.config import RecipeError, TrainConfig
+from judgerl.train.config import RecipeError
 from judgerl.train.grpo import GRPO_DEFAULTS
+from judgerl.train.sections import DapoConfig, ToolsConfig
 
 RewardFn = Callable[..., list[float | None]]
 
@@ -40,18 +41,14 @@ class RewardContext:
     overlong_buffer: int | None = None
 
     @classmethod
-    def from_config(cls, config: TrainConfig, protocols: tuple[JudgeProtocol | None, JudgeProtocol | None] | None = None
-                    ) -> "RewardContext":
-        """The context of a recipe (``protocols``: the run's ``(pairwise, pointwise)`` objects when they are
-        built already, :meth:`~judgerl.train.config.TrainConfig.protocols`; default built from the recipe).
-
-        Raises:
-            RecipeError: an unknown protocol or a bad option (when ``protocols`` is None).
-        """
-        pairwise, pointwise = protocols if protocols is not None else config.protocols()
-        return cls(pairwise, pointwise, int(config.tools.max_rounds), bool(config.tools.force_answer),
-                   int(config.grpo.get("max_completion_length", GRPO_DEFAULTS["max_completion_length"])),
-                   None if config.dapo.overlong_buffer is None else int(config.dapo.overlong_buffer))
+    def from_sections(cls, pairwise: JudgeProtocol | None, pointwise: JudgeProtocol | None, tools: ToolsConfig,
+                      grpo: Mapping[str, Any], dapo: DapoConfig) -> "RewardContext":
+        """The context of a run from its protocol objects (:meth:`~judgerl.train.config.TrainConfig.protocols`)
+        and the recipe's ``tools`` section, ``grpo`` fields and ``dapo`` section
+        (:meth:`judgerl.train.setup.TrainSetup.from_config` calls it)."""
+        return cls(pairwise, pointwise, int(tools.max_rounds), bool(tools.force_answer),
+                   int(grpo.get("max_completion_length", GRPO_DEFAULTS["max_completion_length"])),
+                   None if dapo.overlong_buffer is None else int(dapo.overlong_buffer))
 
 
 def _verdict(c: RewardContext) -> RewardFn:

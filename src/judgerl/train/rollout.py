@@ -82,9 +82,9 @@ def make_tir_rollout(protocol: JudgeProtocol, tools: ToolsConfig, tokenizer: Any
     never wrote one; the forced prefill is masked, the tokens after it are trained, and the
     ``trajectories`` column marks them ``forced`` for the reward). Sampling uses the trainer's
     ``temperature`` and ``top_p``; rollout ``i`` of step ``s`` on process ``p`` samples with
-    ``derive_seed(seed, s, p, i)``. With ``merge_for_rollout`` (the recipe's ``lora.merge_for_rollout``) the tool loop generates on
-    merged LoRA weights (:func:`judgerl.train.lora.merged_for_generation`; restored before the
-    loss, also when the loop raises). Logs ``judge/tool_use_rate`` (fraction of rollouts with at
+    ``derive_seed(seed, s, p, i)``. With ``merge_for_rollout`` (the recipe's ``lora.merge_for_rollout``)
+    the tool loop generates on merged LoRA weights (:func:`judgerl.train.lora.merged_for_generation`;
+    restored before the loss, also when the loop raises). Logs ``judge/tool_use_rate`` (fraction of rollouts with at
     least one executed block), ``judge/tool_error_rate`` and ``judge/forced_rate`` through the
     trainer.
 

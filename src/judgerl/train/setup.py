@@ -79,10 +79,10 @@ class TrainSetup:
         pw, pt = config.protocols()
         pairs = load_training_pairs(config.data, config.seed)
         rows = build_rows(pairs, config.task, pw, pt, max_tool_rounds=int(config.tools.max_rounds))
+        rewards = RewardContext.from_sections(pw, pt, config.tools, config.grpo, config.dapo)
         return cls(config.task, pw, pt, resolve_hf_path(config.model), tuple(pairs), tuple(rows), int(config.seed),
-                   RewardContext.from_config(config, (pw, pt)), config.rewards.weights(), config.tools,
-                   config.warmup, config.distill, config.lora, config.dapo, int(config.freeze_layers),
-                   dict(config.grpo), dict(config.sft))
+                   rewards, config.rewards.weights(), config.tools, config.warmup, config.distill, config.lora,
+                   config.dapo, int(config.freeze_layers), dict(config.grpo), dict(config.sft))
 
 
 __all__ = ["TrainSetup"]

@@ -32,15 +32,18 @@ model's own text. No templated warm-up, no teacher and no label-dependent text a
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
+from judgerl.backends.base import SamplingParams
+from judgerl.protocols.base import JudgeProtocol
 from judgerl.tools import Executor
-from judgerl.train.config import SAVED_CONFIG, RecipeError, TrainConfig, ZeroConfig
+from judgerl.train.config import SAVED_CONFIG, RecipeError, TrainConfig
+from judgerl.train.sections import ToolsConfig, ZeroConfig
+from judgerl.train.setup import TrainSetup
 from judgerl.train.stages import DONE, barrier, is_main_process, train_recipe
 
 logger = logging.getLogger(__name__)
@@ -53,14 +56,6 @@ def round_dir(output_dir: str | Path, r: int) -> Path:
     return Path(output_dir) / "rounds" / f"round-{r}"
 
 
-def _phase_config(config: TrainConfig, output_dir: Path, rl_steps: int | None = None) -> TrainConfig:
-    grpo = dict(config.grpo)
-    if rl_steps is not None:
-        grpo["max_steps"] = int(rl_steps)
-    return dataclasses.replace(config, output_dir=str(output_dir), resume=True, zero=ZeroConfig(), grpo=grpo,
-                               time_limit_min=None)
-
-
 def _last_metrics(path: Path, phase: str) -> dict[str, Any]:
     from judgerl.train.callbacks import read_metrics
 
@@ -71,39 +66,44 @@ def _last_metrics(path: Path, phase: str) -> dict[str, Any]:
     return {k: recs[-1][k] for k in keys if k in recs[-1]}
 
 
-def sample_round(config: TrainConfig, policy_dir: str | Path, rows: list[dict[str, Any]], r: int,
+def sample_round(policy_dir: str | Path, rows: list[dict[str, Any]], r: int, *, protocol: JudgeProtocol,
+                 params: SamplingParams, samples: int, force_answer: bool, tools: ToolsConfig, seed: int,
                  sandbox: Executor | None = None) -> tuple[list[Any], dict[str, Any]]:
-    """Rejection sampling of round ``r``: ``zero.samples`` trajectories per row with the policy in
-    ``policy_dir`` (temperature ``zero.temperature``, answer forcing ``zero.force_answer``), the
+    """Rejection sampling of round ``r``: ``samples`` trajectories per row judged with ``protocol`` by the
+    policy in ``policy_dir`` (sampling ``params``: ``zero.temperature``, the per-round token budget; answer
+    forcing ``force_answer``; the tool loop of ``tools`` in ``sandbox``, default from ``tools``), the
     shortest correct one kept per row (:func:`judgerl.train.distill.select_examples`).
 
     Returns:
         ``(examples, stats)``.
     """
-    from judgerl.backends.base import SamplingParams
     from judgerl.backends.hf import HFBackend
     from judgerl.judge.core import Judge
     from judgerl.train.distill import judge_rows, select_examples
 
-    z, t = config.zero, config.tools
     if sandbox is None:
         from judgerl.tools import get_sandbox
 
-        sandbox = get_sandbox(kind=t.sandbox, timeout_s=float(t.timeout_s), allow_unsafe=t.allow_unsafe)
-    per_round = z.max_new_tokens or t.max_new_tokens or int(config.grpo.get("max_completion_length", 128))
+        sandbox = get_sandbox(kind=tools.sandbox, timeout_s=float(tools.timeout_s), allow_unsafe=tools.allow_unsafe)
     backend = HFBackend(str(policy_dir), batch_size=32)
-    params = SamplingParams(max_new_tokens=int(per_round), temperature=float(z.temperature))
-    protocol = config.pairwise()
-    judge = Judge(protocol, backend, params, sandbox=sandbox, max_tool_rounds=int(t.max_rounds),
-                  force_answer=bool(z.force_answer), seed=config.seed)
-    judged = judge_rows({protocol.name: judge}, rows, int(z.samples), config.seed, tag=f"zero-round-{r}",
+    judge = Judge(protocol, backend, params, sandbox=sandbox, max_tool_rounds=int(tools.max_rounds),
+                  force_answer=bool(force_answer), seed=seed)
+    judged = judge_rows({protocol.name: judge}, rows, int(samples), seed, tag=f"zero-round-{r}",
                         progress=lambda a, b: logger.info("zero round %d: %d/%d samples", r, a, b))
     return select_examples(rows, judged, {"round": r})
 
 
+def sampling_params(zero: ZeroConfig, tools: ToolsConfig, grpo: Mapping[str, Any]) -> SamplingParams:
+    """Zero's rejection-sampling parameters: ``zero.temperature``, and per round ``zero.max_new_tokens``
+    (else ``tools.max_new_tokens``, else ``grpo.max_completion_length``, else 128) tokens."""
+    per_round = zero.max_new_tokens or tools.max_new_tokens or int(grpo.get("max_completion_length", 128))
+    return SamplingParams(max_new_tokens=int(per_round), temperature=float(zero.temperature))
+
+
 def run_zero(config: TrainConfig) -> dict[str, Any]:
     """Run TIR-Judge-Zero (module docstring) in ``config.output_dir`` (``config``: a validated recipe,
-    :meth:`~judgerl.train.config.TrainConfig.validate`; :func:`judgerl.train.run.run_training` validates).
+    :func:`judgerl.train.run.load_run_recipe`). The recipe becomes the run's objects once
+    (:class:`~judgerl.train.setup.TrainSetup`); every phase gets them with its own directory and steps.
 
     Returns:
         ``output_dir``, ``final_model`` (``rounds/round-R/rl/final``; None when a time limit
@@ -115,7 +115,6 @@ def run_zero(config: TrainConfig) -> dict[str, Any]:
             whose sampling kept no trajectory.
     """
     from judgerl.train.datasets import with_prefill
-    from judgerl.train.setup import TrainSetup
     from judgerl.train.sft import read_examples, write_examples
 
     out = Path(config.output_dir)
@@ -126,10 +125,11 @@ def run_zero(config: TrainConfig) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     if is_main_process():
         (out / SAVED_CONFIG).write_text(json.dumps(config.to_dict(), indent=2))
-    setup = TrainSetup.from_config(config)  # the recipe's names become objects here, once
+    setup = TrainSetup.from_config(config)  # the recipe becomes objects here, once, for every phase
     base, rows = setup.base_model, list(setup.rows)
     z = config.zero
-    rl_steps = z.rl_steps if z.rl_steps is not None else config.grpo.get("max_steps")
+    rl_steps = z.rl_steps if z.rl_steps is not None else setup.grpo.get("max_steps")
+    params = sampling_params(z, setup.tools, setup.grpo)
     sample_rows = rows if z.examples is None else rows[: int(z.examples)]
     init_path, init_adapter = base, None
     records: list[dict[str, Any]] = []
@@ -155,8 +155,8 @@ def run_zero(config: TrainConfig) -> dict[str, Any]:
         if not (rl_dir / DONE).is_file():
             if out_of_time():
                 return result
-            res = train_recipe(_phase_config(config, rl_dir, rl_steps), init_path=init_path,
-                               init_adapter=init_adapter, sft=False, grpo=True, deadline=deadline, prefill=prefill)
+            res = train_recipe(setup, rl_dir, resume=True, init_path=init_path, init_adapter=init_adapter,
+                               sft=False, grpo=True, max_steps=rl_steps, deadline=deadline, prefill=prefill)
             if res["stopped_early"]:
                 result["stopped_early"] = True
                 return result
@@ -173,7 +173,10 @@ def run_zero(config: TrainConfig) -> dict[str, Any]:
                 if out_of_time():
                     return result
                 if is_main_process():
-                    examples, stats = sample_round(config, rl_dir / "final", with_prefill(sample_rows, prefill), r)
+                    examples, stats = sample_round(
+                        rl_dir / "final", with_prefill(sample_rows, prefill), r, protocol=setup.pairwise,
+                        params=params, samples=int(z.samples), force_answer=bool(z.force_answer), tools=setup.tools,
+                        seed=setup.seed)
                     if not examples:
                         raise RecipeError(f"zero round {r}: no sampled trajectory was correct ({stats}); "
                                           "raise zero.samples or the RL steps")
@@ -184,9 +187,9 @@ def run_zero(config: TrainConfig) -> dict[str, Any]:
             if not (rd / "sft" / DONE).is_file():
                 if out_of_time():
                     return result
-                train_recipe(_phase_config(config, rd), init_path=base, examples=examples, sft=True, grpo=False)
+                train_recipe(setup, rd, resume=True, init_path=base, examples=examples, sft=True, grpo=False)
             stats = json.loads((rd / "sample_stats.json").read_text()) if (rd / "sample_stats.json").is_file() else {}
-            nxt = (base, str(rd / "sft" / "adapter")) if config.lora.r else (str(rd / "sft"), None)
+            nxt = (base, str(rd / "sft" / "adapter")) if setup.lora.r else (str(rd / "sft"), None)
             rec = {"round": r, "rl": _last_metrics(rl_dir / "metrics.jsonl", "grpo"), "sampling": stats,
                    "sft_examples": len(examples), "sft_model": str(rd / "sft"),
                    "next_init": nxt[0], "next_adapter": nxt[1]}

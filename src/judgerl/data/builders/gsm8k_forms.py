@@ -18,7 +18,9 @@ solution ends, which short phrasing) are families split by
 :func:`judgerl.data.builders.splits.partition`: training pairs come from ``train.jsonl``, held-out
 ones from ``test.jsonl`` in phrasings training never uses, minus any question that also occurs in
 the training file. ``meta``: ``domain`` ``"arith/word"``, ``value`` / ``answer`` (the gold number),
-``wrong`` / ``wrong_answer``, ``error``, ``problem_key``, ``response_family``, ``gsm8k_location``.
+``wrong`` / ``wrong_answer``, ``error``, ``problem_key``, ``response_family``, ``gsm8k_location``,
+``calculations`` (the reference solution's ``<<a*b=c>>`` left-hand sides in order: what a teacher's
+code computes, never a response).
 """
 
 from __future__ import annotations
@@ -230,7 +232,8 @@ def gsm8k_word_pairs(path: str | Path, split: str, seed: int = 0, limit: int | N
             source="gsm8k/word",
             meta={"domain": "arith/word", "form": "word", "split": split, "value": as_json_number(pb.gold),
                   "answer": fmt(pb.gold), "wrong": as_json_number(wrong), "wrong_answer": fmt(wrong), "error": error,
-                  "problem_key": f"q:{key}", "response_family": fam, "gsm8k_location": f"{path} {pb.location}"},
+                  "problem_key": f"q:{key}", "response_family": fam, "gsm8k_location": f"{path} {pb.location}",
+                  "calculations": [c.strip() for c, _ in _ANNOTATION.findall(pb.solution)]},
         ))
         if limit is not None and len(pairs) >= limit:
             break

@@ -1,0 +1,352 @@
+"""One command for the judge-as-reward study: an oracle arm, three judge arms and a rubric arm, read out.
+
+The study of "Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training" (2025) on the
+embedded models, with IFEval (``../shared/data/ifeval``) as prompts and the programmatic IFEval checker as
+the gold judge (0-9). Stages, each resumable (``stages.json`` keeps every finished stage's result, wall
+time and load average at start and end; rerunning the same command skips them, policy runs resume from
+their checkpoints):
+
+1. ``split`` (seeded, by prompt id), base-policy responses on training and held-out prompts, gold labels
+   of both (``judgerl.gold.label.run_label`` with the gold scorer);
+2. judge arms trained against the gold labels of the *training* prompts only
+   (:func:`judgerl.train.gold_judge.train_gold_judge`): ``nonreasoning`` (SFT to write the score only),
+   ``reasoning`` (SFT on the gold reasoning + score-regression GRPO), ``tool`` (the tool-using pointwise
+   instruction-following judge: ``--tool-judge`` names it; without it the base judge with tools is used,
+   marked ``trained: false`` in the results), ``rubric`` (the reasoning judge, shown each prompt's rubric
+   derived from its IFEval instructions: :mod:`judgerl.gold.rubric`);
+3. static agreement of each judge arm with the gold on held-out records (expected score as served, and the
+   written score without answer forcing for the honest invalid rate): alpha, Spearman, invalid rate
+   (:mod:`judgerl.gold.agreement`);
+4. policy GRPO per arm with the same budget, seeds and prompts (:func:`judgerl.train.policy.run_policy`):
+   ``oracle`` rewarded by the gold checker itself (``reward: gold``), every judge arm by its judge served by
+   ``judgerl serve`` (score mode ``expected``);
+5. read-outs: held-out gold gain vs the base policy (bootstrap CI), gold win rate vs the base with its
+   Wilson CI (:mod:`judgerl.arena.scores`), audit rates and flagged examples, the hacking test's verdict,
+   the fraction of the oracle's gold gain each arm recovers, one figure of all arms
+   (:func:`judgerl.train.curves.plot_arms`); ``results.md`` / ``results.json`` in ``--out``.
+
+Usage::
+
+    python bench/bench_judge_as_reward.py --out runs/judge-as-reward --budget-min 600
+    python bench/bench_judge_as_reward.py --out /tmp/jar-smoke --smoke     # 2 steps, tiny sizes
+
+The full run is hours on a 2-core CPU (five policy runs of ``--steps`` steps plus judge training);
+``--smoke`` checks the whole pipeline (tests/test_bench_judge_as_reward.py runs it, marked slow).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_policy_reward import DEFAULT_DATA, SCALE, Server, base_responses, log, read_jsonl  # noqa: E402
+
+#: The arms, in report order (``oracle`` first: it says how far GRPO can move the policy at all).
+ARMS = ("oracle", "nonreasoning", "reasoning", "tool", "rubric")
+JUDGE_ARMS = ARMS[1:]
+
+
+class Stages:
+    """Resumable stage bookkeeping: ``stages.json`` holds each finished stage's result, its wall time and the
+    load average (1, 5, 15 min) at its start and end; the budget is wall-clock.
+
+    Args:
+        out: Study directory. budget_min: Minutes this invocation may run.
+        clock, loadavg: Time and load sources (tests pass fakes).
+    """
+
+    def __init__(self, out: Path, budget_min: float, *, clock: Callable[[], float] = time.time,
+                 loadavg: Callable[[], tuple[float, float, float]] = os.getloadavg) -> None:
+        self.out = Path(out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.clock, self.loadavg = clock, loadavg
+        self.deadline = clock() + 60 * budget_min
+        self.path = self.out / "stages.json"
+        self.stages: dict[str, Any] = json.loads(self.path.read_text()) if self.path.is_file() else {}
+
+    def left_min(self) -> float:
+        """Minutes of budget left."""
+        return max(0.0, (self.deadline - self.clock()) / 60)
+
+    def done(self, name: str) -> bool:
+        return name in self.stages
+
+    def result(self, name: str) -> Any:
+        return self.stages[name]["result"]
+
+    def run(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` once: a finished stage returns its saved result without running.
+
+        Raises:
+            SystemExit: the budget is spent before the stage, or ``fn`` returned None (stopped by the
+                budget: the stage is not recorded, the next invocation runs it again).
+        """
+        if name in self.stages:
+            log(f"{name}: done before")
+            return self.stages[name]["result"]
+        if self.left_min() <= 0.5:
+            raise SystemExit(f"budget spent before stage {name}; rerun the same command to continue")
+        log(f"{name}: start ({self.left_min():.0f} min of budget left)")
+        t0, load0 = self.clock(), [round(x, 2) for x in self.loadavg()]
+        result = fn(*args, **kwargs)
+        if result is None:
+            raise SystemExit(f"budget spent during stage {name}; rerun the same command to continue")
+        self.stages[name] = {"result": result, "seconds": round(self.clock() - t0, 1), "load_start": load0,
+                             "load_end": [round(x, 2) for x in self.loadavg()]}
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(self.stages, indent=2, default=str))
+        os.replace(tmp, self.path)
+        log(f"{name}: done in {self.stages[name]['seconds']:.0f} s")
+        return result
+
+
+# -- stages --------------------------------------------------------------------------------------
+
+def split(args: Any) -> dict:
+    from judgerl.train.policy import load_prompts, split_prompts
+
+    train, held = split_prompts(load_prompts(args.ifeval), args.heldout, args.seed)
+    return {"train": [i for i, _ in train], "heldout": [i for i, _ in held]}
+
+
+def label(args: Any, out: Path, judge: str, records: str, name: str, *, mode: str = "parsed",
+          tools: bool = False, rubric: bool = False) -> dict:
+    """Labels of ``records`` by ``judge`` (``ifeval``: the gold); ``expected`` with answer forcing (as served),
+    ``parsed`` without (the honest invalid rate); ``rubric``: each prompt's IFEval rubric in the prompt."""
+    from judgerl.gold.label import ifeval_rubrics, load_label_records, run_label
+    from judgerl.gold.scorer import load_scorer
+    from judgerl.judge.options import JudgeOptions
+
+    opts = JudgeOptions(judge, protocol="pos", max_new_tokens=args.judge_tokens, seed=args.seed,
+                        force_answer=mode == "expected", tools=tools)
+    scorer = load_scorer(judge, scale=SCALE, mode=mode, options=opts, ifeval_data=str(args.ifeval))
+    recs = load_label_records(records)[0]
+    if rubric:
+        recs = ifeval_rubrics(recs, args.ifeval)
+    summary = run_label(scorer, recs, out / "labels" / name, info={"data": records},
+                        on_batch=lambda d, t: log(f"  label {name}: {d}/{t}"))
+    return {"dir": str(out / "labels" / name), "summary": summary}
+
+
+def train_judge(args: Any, out: Path, arm: str, gold_dir: str) -> dict:
+    """The judge of one arm, trained on the training prompts' gold labels only."""
+    if arm == "tool":
+        return {"model": args.tool_judge or args.judge, "tools": True, "trained": bool(args.tool_judge)}
+    from judgerl.train.gold_judge import train_gold_judge
+
+    reasoning = arm != "nonreasoning"
+    res = train_gold_judge(gold_dir, out / f"judge-{arm}", base_model=args.judge, scale=SCALE, seed=args.seed,
+                           sft_steps=args.sft_steps, grpo_steps=args.judge_grpo_steps if reasoning else 0,
+                           reasoning=reasoning, grpo_overrides=[f"grpo.max_completion_length={args.judge_tokens}",
+                                                                f"time_limit_min={max(1.0, args.judge_grpo_minutes)}"])
+    return {**res, "model": res["grpo_model"] or res["sft_model"], "tools": False, "trained": True}
+
+
+def agreement(out: Path, gold_dir: str, judges: dict[str, str]) -> dict:
+    from judgerl.gold.agreement import agreement_report, format_agreement
+
+    report = agreement_report(gold_dir, judges)
+    (out / "agreement.md").write_text(format_agreement(report) + "\n")
+    return report
+
+
+def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -> dict | None:
+    """Policy GRPO of one arm (same prompts, seeds, budget); None when the budget stopped it."""
+    from judgerl.train.policy import run_policy
+    from judgerl.train.policy_config import load_policy_recipe
+
+    run_dir = out / f"policy-{arm}"
+    budget = stages.left_min() - args.reserve_min
+    if budget <= 1:
+        return None
+    overrides = [
+        f"prompts={args.ifeval}", f"model={args.policy}", f"output_dir={run_dir}", f"heldout={args.heldout}",
+        f"seed={args.seed}", f"eval_every={args.eval_every}", f"grpo.max_steps={args.steps}",
+        f"grpo.max_completion_length={args.policy_tokens}", f"grpo.save_steps={args.eval_every}",
+        f"grpo.learning_rate={args.lr}", f"grpo.num_generations={args.generations}", f"lora.r={args.lora_r}",
+        f"time_limit_min={budget}", f"resume={str((run_dir / 'config.json').is_file()).lower()}",
+        "reward_retry_s=900", f"judge.max_new_tokens={args.judge_tokens}",
+        f"reward={'gold' if arm == 'oracle' else 'judge'}"]
+    if args.train_limit:
+        overrides.append(f"train_limit={args.train_limit}")
+    if args.smoke:
+        overrides += ["grpo.per_device_train_batch_size=2", "grpo.save_steps=1"]
+    if arm == "rubric":
+        overrides.append("rubric=ifeval")
+    cfg = load_policy_recipe("policy-grpo", overrides)
+    server = None
+    if judge is not None:
+        extra = ("--tools", "python", "--unsafe-sandbox") if judge.get("tools") else ()
+        server = Server(args, judge["model"], out / f"serve-{arm}.log", extra)
+        cfg.reward_url = server.url
+    try:
+        result = run_policy(cfg)
+    finally:
+        if server is not None:
+            server.stop()
+    return result if result["global_step"] >= args.steps else None
+
+
+def readout(out: Path, arm: str, seed: int) -> dict:
+    """Held-out gold gain (bootstrap CI), gold win rate vs the base (Wilson CI), audit rates, flagged
+    examples and the hacking verdict of one arm's policy run."""
+    from judgerl.arena.scores import Game, valid_games, win_rate, win_rate_ci
+    from judgerl.eval.intervals import bootstrap_ci
+    from judgerl.train.curves import read_curves
+
+    run_dir = out / f"policy-{arm}"
+    recs = read_curves(run_dir / "curves.jsonl")
+    held = sorted((r for r in recs if r.get("kind") == "heldout"), key=lambda r: r["step"])
+    roll = [r for r in recs if r.get("kind") == "rollout"]
+    base = {r["id"]: r for r in read_jsonl(run_dir / "heldout" / "step-0.jsonl")}
+    final_rows = read_jsonl(run_dir / "heldout" / f"step-{held[-1]['step']}.jsonl")
+    games, diffs = [], []
+    for r in final_rows:
+        g0, g1 = base[r["id"]]["gold_score"], r["gold_score"]
+        games.append(Game(str(r["id"]), "final", "base",
+                          None if g0 is None or g1 is None else "win" if g1 > g0 else "loss" if g1 < g0 else "tie"))
+        if g0 is not None and g1 is not None:
+            diffs.append(float(g1) - float(g0))
+    ok, _ = valid_games(games)
+    kinds = sorted({k for r in roll for k in (r.get("audit") or {})})
+    flagged = [{"id": r["id"], "flags": list(r["audit"]), "response": r["response"][:300]}
+               for r in final_rows if r.get("audit")]  # audit: the kinds flagged in that response
+    verdicts = [r["step"] for r in held if (r.get("hacking") or {}).get("suspected")]
+    return {
+        "final_step": held[-1]["step"],
+        "gold_base": held[0].get("gold_score_mean"), "gold_final": held[-1].get("gold_score_mean"),
+        "judge_base": held[0].get("judge_score_mean"), "judge_final": held[-1].get("judge_score_mean"),
+        "gold_gain": sum(diffs) / len(diffs) if diffs else None,
+        "gold_gain_ci": bootstrap_ci(diffs, seed=seed) if diffs else None,
+        "gold_win_rate": win_rate(ok), "gold_win_rate_ci": win_rate_ci(ok), "n_games": len(ok),
+        "audit_rates": {k: sum(float((r.get("audit") or {}).get(k, 0)) for r in roll) / max(1, len(roll)) for k in kinds},
+        "flagged_examples": flagged[:3],
+        "hacking": "suspected at steps " + ", ".join(map(str, verdicts)) if verdicts else
+                   ("not suspected" if "reason" not in (held[-1].get("hacking") or {}) else
+                    f"untestable ({held[-1]['hacking']['reason']})"),
+        "curves": [{k: r.get(k) for k in ("step", "gold_score_mean", "judge_score_mean")} for r in held],
+    }
+
+
+def recovered(gain: float | None, oracle_gain: float | None) -> float | None:
+    """The fraction of the oracle's gold gain an arm recovers: gain / oracle gain (None when the oracle
+    did not gain)."""
+    if gain is None or oracle_gain is None or oracle_gain <= 0:
+        return None
+    return gain / oracle_gain
+
+
+def report(args: Any, out: Path, stages: Stages) -> str:
+    from judgerl.gold.agreement import format_agreement
+    from judgerl.train.curves import plot_arms, read_curves
+
+    st = {k: v["result"] for k, v in stages.stages.items()}
+    arms = [a for a in ARMS if f"readout-{a}" in st]
+    png = plot_arms({a: read_curves(out / f"policy-{a}" / "curves.jsonl") for a in arms}, out / "arms.png", SCALE)
+    oracle = (st.get("readout-oracle") or {}).get("gold_gain")
+    f = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
+    ci = lambda c: "-" if not c else f"[{c[0]:.2f}, {c[1]:.2f}]"  # noqa: E731
+    lines = ["## The judge-as-reward study (bench/bench_judge_as_reward.py)", "",
+             f"Policy {args.policy}, judge base {args.judge}, IFEval prompts ({len(st['split']['train'])} train / "
+             f"{args.heldout} held-out), gold = the programmatic IFEval checker (0-9), {args.steps} GRPO steps per "
+             f"arm (lr {args.lr}, {args.generations} generations, LoRA r {args.lora_r}), seed {args.seed}"
+             + (" -- SMOKE RUN (tiny sizes: no conclusion)" if args.smoke else "") + ".", "",
+             f"Command: `python bench/bench_judge_as_reward.py {' '.join(sys.argv[1:])}`", "",
+             "### Static agreement with the gold (held-out records)", "",
+             format_agreement(st["agreement"]) if "agreement" in st else "(not run)", "",
+             "### Policy arms (held-out prompts)", "",
+             "| arm | gold base → final | gain [95% CI] | recovered | gold win rate vs base [CI] | train judge base → final "
+             "| audit any | hacking test |", "|---|---|---|---:|---|---|---:|---|"]
+    for a in arms:
+        r = st[f"readout-{a}"]
+        lines.append(f"| {a} | {f(r['gold_base'])} → {f(r['gold_final'])} | {f(r['gold_gain'])} {ci(r['gold_gain_ci'])} | "
+                     f"{'-' if a == 'oracle' else f(recovered(r['gold_gain'], oracle))} | {f(r['gold_win_rate'])} "
+                     f"{ci(r['gold_win_rate_ci'])} | {f(r['judge_base'])} → {f(r['judge_final'])} | "
+                     f"{f(r['audit_rates'].get('any'))} | {r['hacking']} |")
+    lines += ["", f"Curves of all arms: `{png}`.", ""]
+    for a in arms:
+        for ex in st[f"readout-{a}"]["flagged_examples"][:1]:
+            lines.append(f"* {a}: flagged {ex['flags']} in held-out {ex['id']}: {json.dumps(ex['response'][:160])}")
+    lines += ["", "Stage wall times (min) and load average (1 min) at start / end: " + ", ".join(
+        f"{k} {v['seconds'] / 60:.1f} ({v['load_start'][0]}/{v['load_end'][0]})" for k, v in stages.stages.items()), ""]
+    text = "\n".join(lines) + "\n"
+    (out / "results.md").write_text(text)
+    (out / "results.json").write_text(json.dumps(st, indent=2, default=str))
+    return text
+
+
+def run_study(args: Any, stages: Stages) -> str:
+    """Every stage in order (each skipped when done); returns the report."""
+    out = stages.out
+    sp = stages.run("split", split, args)
+    stages.run("responses-train", base_responses, args, out, sp["train"][: args.label_prompts], "train")
+    stages.run("responses-heldout", base_responses, args, out, sp["heldout"], "heldout")
+    gold_train = stages.run("gold-train", label, args, out, "ifeval", str(out / "records-train.jsonl"), "gold-train")
+    gold_held = stages.run("gold-heldout", label, args, out, "ifeval", str(out / "records-heldout.jsonl"),
+                           "gold-heldout")
+    judges = {}
+    for arm in JUDGE_ARMS:
+        base_arm = "reasoning" if arm == "rubric" else arm  # the rubric arm is the reasoning judge, shown rubrics
+        judges[arm] = stages.run(f"judge-{base_arm}", train_judge, args, out, base_arm, gold_train["dir"])
+    held_records = str(out / "records-heldout.jsonl")
+    for arm, j in judges.items():
+        for mode in ("expected", "parsed"):
+            stages.run(f"static-{arm}-{mode}", label, args, out, j["model"], held_records, f"{arm}-{mode}", mode=mode,
+                       tools=j["tools"], rubric=arm == "rubric")
+    stages.run("agreement", agreement, out, gold_held["dir"],
+               {f"{a}-{m}": str(out / "labels" / f"{a}-{m}") for a in judges for m in ("expected", "parsed")})
+    for arm in ARMS:
+        stages.run(f"policy-{arm}", policy, args, stages, out, arm, judges.get(arm))
+        stages.run(f"readout-{arm}", readout, out, arm, args.seed)
+    return report(args, out, stages)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=Path("runs/judge-as-reward"))
+    ap.add_argument("--budget-min", type=float, default=600.0, help="Wall-clock budget of this invocation (minutes).")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--policy", default="smollm2-135m")
+    ap.add_argument("--judge", default="smollm2-135m", help="Base model of the trained judges.")
+    ap.add_argument("--tool-judge", default=None, help="The tool-using pointwise IF judge (a trained judge directory "
+                    "or name); default: --judge with tools, untrained.")
+    ap.add_argument("--heldout", type=int, default=24)
+    ap.add_argument("--label-prompts", type=int, default=96, help="Training prompts whose responses get gold labels.")
+    ap.add_argument("--train-limit", type=int, default=None, help="Most policy training prompts (default all).")
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--eval-every", type=int, default=10)
+    ap.add_argument("--lr", type=float, default=2e-6, help="Policy learning rate (the pilot knob).")
+    ap.add_argument("--generations", type=int, default=4, help="GRPO generations per prompt.")
+    ap.add_argument("--lora-r", type=int, default=0, help="Policy LoRA rank (0: full fine-tuning).")
+    ap.add_argument("--policy-tokens", type=int, default=128)
+    ap.add_argument("--judge-tokens", type=int, default=192)
+    ap.add_argument("--sft-steps", type=int, default=60)
+    ap.add_argument("--judge-grpo-steps", type=int, default=30)
+    ap.add_argument("--judge-grpo-minutes", type=float, default=30.0)
+    ap.add_argument("--reserve-min", type=float, default=10.0, help="Budget kept after each policy run.")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--smoke", action="store_true", help="2 steps and tiny sizes everywhere: checks the pipeline.")
+    args = ap.parse_args(argv)
+    args.ifeval = args.data / "ifeval" / "input_data.jsonl"
+    if args.smoke:
+        args.heldout, args.label_prompts, args.steps, args.eval_every, args.train_limit = 2, 2, 2, 1, 4
+        args.policy_tokens, args.judge_tokens, args.sft_steps, args.judge_grpo_steps = 8, 16, 1, 1
+        args.generations, args.reserve_min = 2, 0.0
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "args.json").write_text(json.dumps({k: str(v) for k, v in vars(args).items()}, indent=2))
+    print(run_study(args, Stages(args.out, args.budget_min)))
+
+
+if __name__ == "__main__":
+    main()

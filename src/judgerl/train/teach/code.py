@@ -1,0 +1,95 @@
+"""The code teacher: run each response's code on the prompt's visible examples, compare pass counts.
+
+For the pairs of :mod:`judgerl.data.builders.code_pairs` (``meta["tests"]``: the visible example
+asserts the prompt shows, the only tests a judge may run; the hidden tests are never used). The
+teacher's code, run in the sandbox with the response namespace::
+
+    tests = ['assert add(1, 2) == 3', ...]
+    for name, text in (("A", A), ("B", B)):
+        ns = {"__name__": "response"}
+        passed = 0
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(code_of(text), ns)
+                for t in tests:
+                    try:
+                        exec(t, ns)
+                        passed += 1
+                    except Exception:
+                        pass
+        except BaseException:
+            pass
+        print(name, passed, "of", len(tests))
+
+It reads ``A 3 of 3`` / ``B 2 of 3`` back: the response passing more examples wins; equal counts
+(the mutant passes every visible example) give no verdict and the pair is dropped. Pointwise: the
+top of the scale when every example passes, else the bottom. The code needs the namespace (copying
+a whole program into a string literal is what the namespace exists to avoid): a protocol without
+it, or a judge without tools, is refused for code pairs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgerl.train.teach.base import Case, Turn, binary_score, pick, read_counts, shown_names
+from judgerl.types import PreferencePair
+
+_RUN = '''import contextlib, io
+tests = {tests}
+for name, text in {pairs}:
+    ns = {{"__name__": "response"}}
+    passed = 0
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(code_of(text), ns)
+            for t in tests:
+                try:
+                    exec(t, ns)
+                    passed += 1
+                except Exception:
+                    pass
+    except BaseException:
+        pass
+    print({label}passed, "of", len(tests))
+'''
+
+
+class CodePlan:
+    """The code domain plan (see the module docstring)."""
+
+    domain = "code"
+
+    def accepts(self, pair: PreferencePair) -> bool:
+        return pair.meta.get("domain") == "code" and bool(pair.meta.get("tests"))
+
+    def prepare(self, pair: PreferencePair, protocol: Any, tools: bool) -> list[str]:
+        if not tools or not protocol.namespace:
+            raise ValueError(f"pair {pair.id!r}: the code teacher runs the responses' code: it needs tools "
+                             "and the response namespace (protocol option namespace=true)")
+        tests = pair.meta.get("tests")
+        if not isinstance(tests, list) or not tests or not all(isinstance(t, str) and t.strip() for t in tests):
+            raise ValueError(f"pair {pair.id!r}: meta['tests'] must be a non-empty list of assert lines")
+        for t in tests:
+            compile(t, "<test>", "exec")  # raises SyntaxError (a ValueError) on a malformed example
+        return list(tests)
+
+    def first(self, case: Case, seed: int | None) -> Turn:
+        names = shown_names(case)
+        pairs = "(" + ", ".join(f'("{n}", {n})' for n in names) + ("," if len(names) == 1 else "") + ")"
+        label = "name, " if len(names) > 1 else ""
+        code = _RUN.format(tests="[" + ",\n         ".join(repr(t) for t in case.data) + "]", pairs=pairs,
+                           label=label)
+        what = "the code" if len(names) == 1 else "both programs"
+        return Turn(f"Let me run {what} on the examples from the question.", code)
+
+    def after(self, case: Case, observation: str) -> Turn:
+        counts = read_counts(observation, len(case.responses))
+        if counts is None:
+            return Turn("The check failed, so I cannot compare the programs.")
+        said = " ".join(f"{n} passes {p} of {t}." for n, (p, t) in zip(shown_names(case), counts))
+        if case.protocol.kind == "pointwise":
+            p, t = counts[0]
+            return Turn(said, decision=pick(case.protocol, [binary_score(case.protocol, p == t)], "")[1])
+        thought, decision = pick(case.protocol, [p for p, _ in counts], said + " ")
+        return Turn(thought, decision=decision)

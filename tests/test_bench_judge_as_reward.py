@@ -1,0 +1,78 @@
+"""The judge-as-reward study command (bench/bench_judge_as_reward.py): stage bookkeeping with fakes (fast)
+and the 2-step smoke end to end (slow)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def study():
+    spec = importlib.util.spec_from_file_location("bench_judge_as_reward", ROOT / "bench" / "bench_judge_as_reward.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    yield mod
+    sys.path.remove(str(ROOT / "bench"))
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_stages_record_time_and_load_and_resume_skips_finished_stages(study, tmp_path):
+    clock, calls = FakeClock(), []
+
+    def work(x):
+        calls.append(x)
+        clock.t += 90
+        return {"x": x}
+
+    loads = iter([(1.0, 2.0, 3.0), (4.0, 5.0, 6.0)])
+    st = study.Stages(tmp_path, 60, clock=clock, loadavg=lambda: next(loads))
+    assert st.run("a", work, 1) == {"x": 1}
+    rec = json.loads((tmp_path / "stages.json").read_text())["a"]
+    assert rec["seconds"] == 90 and rec["load_start"] == [1.0, 2.0, 3.0] and rec["load_end"] == [4.0, 5.0, 6.0]
+    again = study.Stages(tmp_path, 60, clock=clock, loadavg=lambda: (0.0, 0.0, 0.0))
+    assert again.run("a", work, 2) == {"x": 1} and calls == [1]  # resumed: not run again
+    with pytest.raises(SystemExit, match="during stage b"):
+        again.run("b", lambda: None)  # stopped by the budget: not recorded, runs next time
+    assert not again.done("b")
+    clock.t += 3600
+    with pytest.raises(SystemExit, match="before stage c"):
+        again.run("c", work, 3)
+    assert calls == [1]
+
+
+def test_fraction_of_the_oracle_gain_recovered(study):
+    assert study.recovered(0.7, 1.0) == pytest.approx(0.7)
+    assert study.recovered(0.5, 0.0) is None and study.recovered(None, 1.0) is None
+
+
+def test_smoke_arguments_are_tiny_and_cover_every_arm(study):
+    args = study.parse_args(["--smoke", "--out", "x"])
+    assert args.steps == 2 and args.heldout == 2 and args.train_limit == 4
+    assert study.ARMS == ("oracle", "nonreasoning", "reasoning", "tool", "rubric")
+
+
+@pytest.mark.slow
+def test_study_smoke_end_to_end(study, tmp_path, shared_data):
+    out = tmp_path / "study"
+    study.main(["--smoke", "--out", str(out), "--data", str(shared_data), "--budget-min", "120"])
+    stages = json.loads((out / "stages.json").read_text())
+    for arm in study.ARMS:
+        assert stages[f"policy-{arm}"]["result"]["global_step"] == 2
+        assert "gold_win_rate" in stages[f"readout-{arm}"]["result"]
+    text = (out / "results.md").read_text()
+    assert "| oracle |" in text and "| rubric |" in text and (out / "arms.png").is_file()
+    assert all("load_start" in v for v in stages.values())
