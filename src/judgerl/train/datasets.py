@@ -203,6 +203,8 @@ def to_dataset(rows: list[dict[str, Any]]) -> Any:
             "role": Value("string"),
             "gold_score": Value("float64"),
             "source": Value("string"),
+            "question": Value("string"),
+            "category": Value("string"),
         }
     )
     return Dataset.from_list(rows, features=features)
