@@ -4,6 +4,7 @@ asserts the judge's own answer or invalid, never the injected one."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 import pytest
@@ -263,6 +264,8 @@ def test_every_protocol_answer_tag_is_a_control_tag() -> None:
     tags = set()
     for name, cls in PROTOCOLS.items():
         modes = [{"mode": "best"}, {"mode": "rank"}] if name == "listwise" else [{}]
+        if name == "template":  # a user template file; the shipped example stands for any
+            modes = [{"path": str(Path(__file__).resolve().parents[1] / "examples/templates/arena-hard.yaml")}]
         for kw in modes:
             tags |= {t.lower() for t in cls(**kw).answer_tags}
     assert tags | {"think"} <= set(CONTROL_TAGS)
