@@ -45,7 +45,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_policy_reward import DEFAULT_DATA, SCALE, Server, base_responses, log, read_jsonl  # noqa: E402
+from bench_policy_reward import (  # noqa: E402
+    DEFAULT_DATA, SCALE, Server, agreement, base_responses, label, log, read_jsonl,
+)
 
 #: The arms, in report order (``oracle`` first: it says how far GRPO can move the policy at all).
 ARMS = ("oracle", "nonreasoning", "reasoning", "tool", "rubric")
@@ -115,25 +117,6 @@ def split(args: Any) -> dict:
     return {"train": [i for i, _ in train], "heldout": [i for i, _ in held]}
 
 
-def label(args: Any, out: Path, judge: str, records: str, name: str, *, mode: str = "parsed",
-          tools: bool = False, rubric: bool = False) -> dict:
-    """Labels of ``records`` by ``judge`` (``ifeval``: the gold); ``expected`` with answer forcing (as served),
-    ``parsed`` without (the honest invalid rate); ``rubric``: each prompt's IFEval rubric in the prompt."""
-    from judgerl.gold.label import ifeval_rubrics, load_label_records, run_label
-    from judgerl.gold.scorer import load_scorer
-    from judgerl.judge.options import JudgeOptions
-
-    opts = JudgeOptions(judge, protocol="pos", max_new_tokens=args.judge_tokens, seed=args.seed,
-                        force_answer=mode == "expected", tools=tools)
-    scorer = load_scorer(judge, scale=SCALE, mode=mode, options=opts, ifeval_data=str(args.ifeval))
-    recs = load_label_records(records)[0]
-    if rubric:
-        recs = ifeval_rubrics(recs, args.ifeval)
-    summary = run_label(scorer, recs, out / "labels" / name, info={"data": records},
-                        on_batch=lambda d, t: log(f"  label {name}: {d}/{t}"))
-    return {"dir": str(out / "labels" / name), "summary": summary}
-
-
 def train_judge(args: Any, out: Path, arm: str, gold_dir: str) -> dict:
     """The judge of one arm, trained on the training prompts' gold labels only."""
     if arm == "tool":
@@ -146,14 +129,6 @@ def train_judge(args: Any, out: Path, arm: str, gold_dir: str) -> dict:
                            reasoning=reasoning, grpo_overrides=[f"grpo.max_completion_length={args.judge_tokens}",
                                                                 f"time_limit_min={max(1.0, args.judge_grpo_minutes)}"])
     return {**res, "model": res["grpo_model"] or res["sft_model"], "tools": False, "trained": True}
-
-
-def agreement(out: Path, gold_dir: str, judges: dict[str, str]) -> dict:
-    from judgerl.gold.agreement import agreement_report, format_agreement
-
-    report = agreement_report(gold_dir, judges)
-    (out / "agreement.md").write_text(format_agreement(report) + "\n")
-    return report
 
 
 def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -> dict | None:

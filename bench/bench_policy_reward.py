@@ -128,15 +128,22 @@ def base_responses(args, out: Path, ids: list[str], name: str) -> dict:
     return {"records": str(path), "n": len(read_jsonl(path))}
 
 
-def label(args, out: Path, judge: str, records: str, name: str, mode: str = "parsed") -> dict:
-    """Labels of ``records``; ``parsed`` without answer forcing (the honest invalid rate), ``expected`` with
-    forcing, as the reward server scores."""
-    from judgerl.gold.label import load_label_records, run_label
+def label(args, out: Path, judge: str, records: str, name: str, mode: str = "parsed", *, tools: bool = False,
+          rubric: bool = False) -> dict:
+    """Labels of ``records`` by ``judge`` (``ifeval``: the gold); ``parsed`` without answer forcing (the honest
+    invalid rate), ``expected`` with forcing, as the reward server scores; ``tools``: the judge runs code;
+    ``rubric``: each prompt's IFEval rubric in the judge prompt (also bench_judge_as_reward's labelling)."""
+    from judgerl.gold.label import ifeval_rubrics, load_label_records, run_label
     from judgerl.gold.scorer import load_scorer
+    from judgerl.judge.options import JudgeOptions
 
-    scorer = load_scorer(judge, scale=SCALE, mode=mode, max_new_tokens=args.judge_tokens, seed=args.seed,
-                         ifeval_data=str(args.ifeval), force_answer=mode == "expected")
-    summary = run_label(scorer, load_label_records(records)[0], out / "labels" / name, info={"data": records},
+    opts = JudgeOptions(judge, protocol="pos", max_new_tokens=args.judge_tokens, seed=args.seed,
+                        force_answer=mode == "expected", tools=tools)
+    scorer = load_scorer(judge, scale=SCALE, mode=mode, options=opts, ifeval_data=str(args.ifeval))
+    recs = load_label_records(records)[0]
+    if rubric:
+        recs = ifeval_rubrics(recs, args.ifeval)
+    summary = run_label(scorer, recs, out / "labels" / name, info={"data": records},
                         on_batch=lambda d, t: log(f"  label {name}: {d}/{t}"))
     return {"dir": str(out / "labels" / name), "summary": summary}
 

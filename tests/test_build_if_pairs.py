@@ -25,8 +25,6 @@ from judgerl.gold.ifeval import IFEvalGoldJudge, score_from_counts  # noqa: E402
 from judgerl.gold.records import IFEvalRecord, load_records  # noqa: E402
 from judgerl.types import PreferencePair  # noqa: E402
 
-IFEVAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ifeval" / "input_data.jsonl"
-
 #: One typical argument set per instruction type (as IFEval's input_data.jsonl writes them).
 KWARGS = {
     "change_case:capital_word_frequency": {"capital_relation": "at least", "capital_frequency": 5},
@@ -65,10 +63,8 @@ def judge():
 
 
 @pytest.fixture(scope="module")
-def real_judge():
-    if not IFEVAL.is_file():
-        pytest.skip("IFEval data not available")
-    return IFEvalGoldJudge.from_file(IFEVAL)
+def real_judge(shared_data):
+    return IFEvalGoldJudge.from_file(shared_data / "ifeval" / "input_data.jsonl")
 
 
 def _failed(judge, rec, text):

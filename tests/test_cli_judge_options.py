@@ -64,3 +64,18 @@ def test_eval_with_model_arg_and_base_url(tmp_path, scripted, capsys):
 def test_serve_policy_tokenizer_errors_before_loading_a_model(tmp_path, scripted, capsys):
     rc = main(["serve", "--model", scripted, "--policy-tokenizer", str(tmp_path / "none"), "--port", "1"])
     assert rc == 2 and "--policy-tokenizer" in capsys.readouterr().err
+
+
+def test_ctrl_c_keeps_the_work_and_exits_130(tmp_path, scripted, capsys, monkeypatch):
+    """Every resumable command ends a Ctrl-C the same way (judgerl.cli.errors.interrupted): exit 130, one line."""
+    import judgerl.eval
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(judgerl.eval, "run_eval", killed)
+    data = tmp_path / "pairs.jsonl"
+    write_pairs_jsonl([PreferencePair(id="p0", prompt="q", chosen="good", rejected="bad", source="toy")], data)
+    out = tmp_path / "run"
+    assert main(["eval", "--model", scripted, "--data", str(data), "--out", str(out), "--no-progress"]) == 130
+    assert f"interrupted: finished judgments are saved in {out}; run the same command to resume" in capsys.readouterr().err

@@ -123,7 +123,7 @@ def test_code_teacher_runs_examples_in_the_sandbox(sandbox) -> None:
     rows, usable, judged = _judge_pairs([CODE_PAIR], sandbox)
     assert [j.decision.verdict for [j] in judged] == ["A", "B"]
     j = judged[0][0]
-    assert "exec(code_of(text), ns)" in j.trajectory.segments[1].text
+    assert "passes(A, tests)" in j.trajectory.segments[1].text
     assert j.trajectory.segments[2].text == "```output\nA 2 of 2\nB 1 of 2\n```\n"  # the response's print is muted
     tie = dataclasses.replace(CODE_PAIR, id="t", rejected="def add(a, b):\n    return b + a\n")
     assert not any(j.decision.valid for [j] in _judge_pairs([tie], sandbox)[2])  # equal counts: dropped

@@ -82,6 +82,12 @@ class Decision:
     five-level preference ``"A>>B"``, ``"A>B"``, ``"A=B"``, ``"B>A"``, ``"B>>A"`` (with the
     coarse ``verdict`` A / A / tie / B / B next to it). None for every other protocol, and then
     left out of :meth:`to_dict`, so records of other protocols are unchanged.
+
+    ``quoted``: on a ``quoted_answer`` void only, the 0-based indices of the responses the final answer
+    may be copied from (``()``: only from tool output); None otherwise, and then left out of
+    :meth:`to_dict`. Consumers that would otherwise *drop* a void (the arena drops a prompt with an
+    invalid game) score it as the quoted response's worst outcome instead, so a void never pays a
+    response more than its loss.
     """
 
     valid: bool
@@ -91,6 +97,7 @@ class Decision:
     invalid_reason: str | None = None
     thought: str | None = None
     label: str | None = None
+    quoted: tuple[int, ...] | None = None
 
     @classmethod
     def invalid(cls, reason: str, thought: str | None = None) -> "Decision":
@@ -98,11 +105,12 @@ class Decision:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for k in ("scores", "ranking"):
+        for k in ("scores", "ranking", "quoted"):
             if d[k] is not None:
                 d[k] = list(d[k])
-        if d["label"] is None:
-            del d["label"]
+        for k in ("label", "quoted"):
+            if d[k] is None:
+                del d[k]
         return d
 
 

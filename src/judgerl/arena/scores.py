@@ -132,7 +132,8 @@ def win_rate(games: Sequence[Game], strong_weight: float = 3.0) -> float | None:
 
 def fit_bradley_terry(games: Sequence[Game], players: Sequence[str], anchor: str, strong_weight: float = 3.0,
                       ridge: float = 0.01, init: Mapping[str, float] | None = None) -> dict[str, float]:
-    """Bradley-Terry strengths (theta, natural-log odds scale) by penalised maximum likelihood.
+    """Bradley-Terry strengths (theta, natural-log odds scale) by penalised maximum likelihood:
+    :func:`fit_bradley_terry_covariates` without covariates.
 
     Minimises ``-sum_g w_g [y_g log s(t_i - t_j) + (1 - y_g) log s(t_j - t_i)] + ridge/2 sum t^2``
     over the non-anchor players (``s`` = logistic sigmoid, ``t_anchor = 0``).
@@ -151,43 +152,64 @@ def fit_bradley_terry(games: Sequence[Game], players: Sequence[str], anchor: str
     Raises:
         ValueError: ``anchor`` not in ``players``, an unknown player in a game, ``ridge`` <= 0.
     """
+    return fit_bradley_terry_covariates(games, players, anchor, None, strong_weight, ridge, init)[0]
+
+
+def fit_bradley_terry_covariates(games: Sequence[Game], players: Sequence[str], anchor: str,
+                                 covariates: np.ndarray | None, strong_weight: float = 3.0, ridge: float = 0.01,
+                                 init: Mapping[str, float] | None = None) -> tuple[dict[str, float], np.ndarray]:
+    """THE Bradley-Terry fit, with optional per-game covariates (the style control of
+    :mod:`judgerl.arena.style`): ``P(system beats opponent) = s(t_system - t_opponent + beta . d_g)``.
+
+    Minimises ``-sum_g w_g [y_g log s(z_g) + (1 - y_g) log s(-z_g)] + ridge/2 (sum t^2 + sum beta^2)``
+    (``z_g`` the logit above, ``t_anchor = 0``; ties as half a win, strong results weighted) with
+    ``scipy.optimize.minimize`` (L-BFGS-B, analytic gradient).
+
+    Args:
+        games, players, anchor, strong_weight, ridge, init: See :func:`fit_bradley_terry`.
+        covariates: Shape (len(games), k), row g the covariates ``d_g`` of game g; None: k = 0.
+
+    Returns:
+        ``({player: theta}, beta)``, ``beta`` of shape (k,).
+
+    Raises:
+        ValueError: as :func:`fit_bradley_terry`, or ``covariates`` not of shape (len(games), k).
+    """
     from scipy.optimize import minimize
 
     if anchor not in players:
         raise ValueError(f"anchor {anchor!r} is not a player")
     if ridge <= 0:
         raise ValueError(f"ridge must be > 0, got {ridge}")
+    d = np.zeros((len(games), 0)) if covariates is None else np.asarray(covariates, dtype=float)
+    if d.ndim != 2 or d.shape[0] != len(games):
+        raise ValueError(f"covariates must have shape ({len(games)}, k), got {d.shape}")
     free = [p for p in players if p != anchor]
     idx = {p: i for i, p in enumerate(free)}
-    if not games or not free:
-        return {p: 0.0 for p in players}
-    for g in games:
-        for p in (g.system, g.opponent):
+    if not games or not (free or d.shape[1]):
+        return {p: 0.0 for p in players}, np.zeros(d.shape[1])
+    # design: +1 for the system, -1 for the opponent (anchor columns dropped), then the covariates
+    x = np.zeros((len(games), len(free)))
+    for r, g in enumerate(games):
+        for p, sign in ((g.system, 1.0), (g.opponent, -1.0)):
             if p not in players:
                 raise ValueError(f"game player {p!r} is not in players")
+            if p in idx:
+                x[r, idx[p]] += sign
+    x = np.hstack([x, d])
     w, y = _weights(games, strong_weight)
-    n = len(free)
-    # design: +1 for the system, -1 for the opponent (anchor columns dropped)
-    x = np.zeros((len(games), n))
-    for r, g in enumerate(games):
-        if g.system in idx:
-            x[r, idx[g.system]] += 1.0
-        if g.opponent in idx:
-            x[r, idx[g.opponent]] -= 1.0
 
-    def nll(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        z = x @ theta
+    def nll(params: np.ndarray) -> tuple[float, np.ndarray]:
+        z = x @ params
         # log s(z) = -logaddexp(0, -z); log s(-z) = -logaddexp(0, z)
         loss = float((w * (y * np.logaddexp(0.0, -z) + (1 - y) * np.logaddexp(0.0, z))).sum())
-        p = 1.0 / (1.0 + np.exp(-z))
-        grad = x.T @ (w * (p - y))
-        return loss + 0.5 * ridge * float(theta @ theta), grad + ridge * theta
+        grad = x.T @ (w * (1.0 / (1.0 + np.exp(-z)) - y))
+        return loss + 0.5 * ridge * float(params @ params), grad + ridge * params
 
-    x0 = np.array([float((init or {}).get(p, 0.0)) for p in free])
-    res = minimize(nll, x0, jac=True, method="L-BFGS-B", options={"maxiter": 500, "gtol": 1e-10})
-    theta = {p: float(res.x[idx[p]]) for p in free}
-    theta[anchor] = 0.0
-    return {p: theta[p] for p in players}
+    x0 = np.array([float((init or {}).get(p, 0.0)) for p in free] + [0.0] * d.shape[1])
+    res = minimize(nll, x0, jac=True, method="L-BFGS-B", options={"maxiter": 1000, "gtol": 1e-10})
+    theta = {p: float(res.x[idx[p]]) for p in free} | {anchor: 0.0}
+    return {p: theta[p] for p in players}, np.asarray(res.x[len(free):], dtype=float)
 
 
 def elo(theta: float) -> float:

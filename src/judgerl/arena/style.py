@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from judgerl.arena.scores import Game, _weights, valid_games
+from judgerl.arena.scores import Game, fit_bradley_terry_covariates, valid_games
 
 STYLE_FEATURES = ("length", "headers", "lists", "bold")
 _HEADER = re.compile(r"^#{1,6}\s", re.MULTILINE)
@@ -72,45 +72,19 @@ def style_design(games: Sequence[Game], responses: Mapping[tuple[str, str], str]
 
 def fit_style_controlled(games: Sequence[Game], responses: Mapping[tuple[str, str], str], players: Sequence[str],
                          anchor: str, strong_weight: float = 3.0, ridge: float = 0.01) -> dict[str, Any]:
-    """Bradley-Terry with style covariates (module docstring).
+    """Bradley-Terry with style covariates (module docstring): the one BT fit,
+    :func:`judgerl.arena.scores.fit_bradley_terry_covariates`, on :func:`style_design`.
 
     Returns:
         ``{"theta": {player: theta} (anchor 0), "beta": {feature: coefficient}}``.
 
     Raises:
         ValueError: ``anchor`` not in ``players``, ``ridge`` <= 0, a game with an unknown player.
+        KeyError: a game whose response is missing (see :func:`style_design`).
     """
-    from scipy.optimize import minimize
-
-    if anchor not in players:
-        raise ValueError(f"anchor {anchor!r} is not a player")
-    if ridge <= 0:
-        raise ValueError(f"ridge must be > 0, got {ridge}")
-    free = [p for p in players if p != anchor]
-    idx = {p: i for i, p in enumerate(free)}
-    zero = {"theta": {p: 0.0 for p in players}, "beta": {f: 0.0 for f in STYLE_FEATURES}}
-    if not games:
-        return zero
-    x = np.zeros((len(games), len(free)))
-    for r, g in enumerate(games):
-        for p, sign in ((g.system, 1.0), (g.opponent, -1.0)):
-            if p not in players:
-                raise ValueError(f"game player {p!r} is not in players")
-            if p in idx:
-                x[r, idx[p]] += sign
-    x = np.hstack([x, style_design(games, responses)])
-    w, y = _weights(games, strong_weight)
-
-    def nll(params: np.ndarray) -> tuple[float, np.ndarray]:
-        z = x @ params
-        loss = float((w * (y * np.logaddexp(0.0, -z) + (1 - y) * np.logaddexp(0.0, z))).sum())
-        grad = x.T @ (w * (1.0 / (1.0 + np.exp(-z)) - y))
-        return loss + 0.5 * ridge * float(params @ params), grad + ridge * params
-
-    res = minimize(nll, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 1000, "gtol": 1e-10})
-    theta = {p: float(res.x[idx[p]]) for p in free} | {anchor: 0.0}
-    beta = {f: float(res.x[len(free) + k]) for k, f in enumerate(STYLE_FEATURES)}
-    return {"theta": {p: theta[p] for p in players}, "beta": beta}
+    theta, beta = fit_bradley_terry_covariates(games, players, anchor, style_design(games, responses),
+                                               strong_weight, ridge)
+    return {"theta": theta, "beta": {f: float(b) for f, b in zip(STYLE_FEATURES, beta)}}
 
 
 def style_control(games: Sequence[Game], responses: Mapping[tuple[str, str], str], baseline: str,

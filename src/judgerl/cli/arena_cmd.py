@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from judgerl.cli.errors import interrupted
 from judgerl.cli.judge_options import (
     ANTI_HACKING_OPTION,
     BASE_URL_OPTION,
@@ -92,8 +93,7 @@ def arena_command(
     except RunConfigMismatch as e:
         fail(e)
     except KeyboardInterrupt:
-        typer.echo(f"\ninterrupted: finished judgments are saved in {out}; run the same command to resume", err=True)
-        raise SystemExit(130) from None
+        interrupted(out)
     for r in summary["leaderboard"]:
         ci = r["win_rate_ci"]
         ci_s = f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else ""

@@ -52,6 +52,14 @@ def fail(message: object, code: int = USAGE_ERROR) -> NoReturn:
     raise SystemExit(code)
 
 
+def interrupted(out: object, what: str = "judgments") -> NoReturn:
+    """End a resumable command stopped by Ctrl-C: say where its finished ``what`` are kept (``out``) and
+    exit :data:`INTERRUPTED` (call it from ``except KeyboardInterrupt``)."""
+    print(f"\ninterrupted: finished {what} are saved in {out}; run the same command to resume", file=sys.stderr,
+          flush=True)
+    raise SystemExit(INTERRUPTED) from None
+
+
 def show_click_error(e: Any) -> int:
     """Print a click exception in judgerl's style and return its exit code: a usage error (bad option,
     missing argument, ``typer.BadParameter``) shows the usage line and the help hint, then the error line,
@@ -65,5 +73,5 @@ def show_click_error(e: Any) -> int:
     return int(e.exit_code)
 
 
-__all__ = ["INTERRUPTED", "PREFIX", "RUNTIME_ERROR", "USAGE_ERROR", "error_line", "fail", "print_error",
-           "show_click_error"]
+__all__ = ["INTERRUPTED", "PREFIX", "RUNTIME_ERROR", "USAGE_ERROR", "error_line", "fail", "interrupted",
+           "print_error", "show_click_error"]

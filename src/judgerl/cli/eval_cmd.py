@@ -7,6 +7,7 @@ from typing import Any, List, Optional
 
 import typer
 
+from judgerl.cli.errors import interrupted
 from judgerl.cli.judge_options import (
     BASE_URL_OPTION,
     BATCH_SIZE_OPTION,
@@ -116,9 +117,7 @@ def eval_command(
     except RunConfigMismatch as e:
         fail(e)
     except KeyboardInterrupt:
-        typer.echo(f"\ninterrupted: finished judgments are saved in {out}; run the same command to resume",
-                   err=True)
-        raise SystemExit(130) from None
+        interrupted(out)
     finally:
         if sandbox is not None:
             sandbox.close()

@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from judgerl.cli.errors import interrupted
 from judgerl.cli.judge_options import (
     BASE_URL_OPTION,
     BATCH_SIZE_OPTION,
@@ -102,8 +103,7 @@ def label_command(
     except RunConfigMismatch as e:
         fail(e)
     except KeyboardInterrupt:
-        typer.echo(f"\ninterrupted: finished labels are saved in {out}; run the same command to resume", err=True)
-        raise SystemExit(130) from None
+        interrupted(out, "labels")
     typer.echo(json.dumps(summary, indent=2))
 
 

@@ -10,6 +10,7 @@ from typing import List, Optional
 
 import typer
 
+from judgerl.cli.errors import interrupted
 from judgerl.cli.judge_options import (
     ANTI_HACKING_OPTION,
     BASE_URL_OPTION,
@@ -109,8 +110,7 @@ def probe_command(
     except RunConfigMismatch as e:
         fail(e)
     except KeyboardInterrupt:
-        typer.echo(f"\ninterrupted: finished judgments are saved in {out}; run the same command to resume", err=True)
-        raise SystemExit(130) from None
+        interrupted(out)
 
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.1f}%"

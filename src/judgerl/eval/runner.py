@@ -38,6 +38,7 @@ from judgerl.eval.store import (
 )
 from judgerl.backends.base import reporting_progress
 from judgerl.judge.core import Judge, Judgment, judgment_record
+from judgerl.judge.defaults import DEFAULT_BATCH_SIZE
 from judgerl.types import Messages, PreferencePair
 
 
@@ -115,7 +116,7 @@ def run_eval(
     samples: int = 1,
     resume: bool = True,
     progress: bool = True,
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     save_messages: bool = False,
     info: Mapping[str, Any] | None = None,
     write_report: bool = True,

@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 from judgerl.data.errors import DataFormatError
 from judgerl.eval.store import JudgmentWriter, RunConfigMismatch, atomic_write_text, read_judgments
 from judgerl.judge.scorer import PointwiseScorer, ScoreItem
+from judgerl.judge.defaults import DEFAULT_BATCH_SIZE
 
 LABELS_FILE = "labels.jsonl"
 RUN_FILE = "run.json"
@@ -168,7 +169,7 @@ def _prepare(out: Path, config: dict[str, Any], info: Mapping[str, Any], resume:
 
 
 def run_label(scorer: PointwiseScorer, records: Sequence[LabelRecord], out_dir: str | Path, *, resume: bool = True,
-              batch_size: int = 16, info: Mapping[str, Any] | None = None,
+              batch_size: int = DEFAULT_BATCH_SIZE, info: Mapping[str, Any] | None = None,
               on_batch: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Label ``records`` with ``scorer`` into ``out_dir`` (see the module docstring for the files).
 

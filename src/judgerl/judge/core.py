@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 from judgerl.backends.base import Backend, SamplingParams, derive_seed
 from judgerl.backends.chat import continue_prompt, prefill_of
 from judgerl.judge.aggregate import aggregate_decisions
-from judgerl.judge.decision import observations_of, read_decision, worst_for  # noqa: F401 (re-exported)
+from judgerl.judge.decision import observations_of, read_decision
 from judgerl.judge.defaults import DEFAULT_MAX_NEW_TOKENS
 from judgerl.protocols.base import JudgeProtocol
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
@@ -78,7 +78,7 @@ class JudgeInput:
         if self.key:
             return self.key
         texts: list = [self.prompt, list(self.responses)]
-        if self.rubric:
+        if self.rubric and self.rubric.strip():  # a blank rubric shows nothing: same seeds as none
             texts.append(self.rubric)
         blob = json.dumps(texts, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
@@ -492,6 +492,4 @@ __all__ = [
     "JudgeRequest",
     "Judgment",
     "judgment_record",
-    "read_decision",
-    "worst_for",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from judgerl.protocols.base import JudgeProtocol
-from judgerl.protocols.quoting import quoted_sources
+from judgerl.protocols.quoting import printed_sources, quoted_sources
 from judgerl.types import Decision, Trajectory
 
 
@@ -37,11 +37,15 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
         n_responses: Passed to ``protocol.parse`` (listwise index checks).
         finish_reason: ``"prompt_too_long"`` gives that invalid decision without parsing.
         observations: Tool output shown to the judge (untrusted: code under judgment may compute and
-            print a verdict its text does not contain); an answer copied from one is always void.
+            print a verdict its text does not contain); an answer copied from one is always void, and so
+            is one whose bare tag it prints (:func:`~judgerl.protocols.quoting.printed_sources`) unless a
+            response holds that tag too (then that response is the matched one).
 
     A decision the parser found invalid *with* answer tags (``conflicting_answers``, ``score_out_of_range``,
     ...) whose tags may be copied is ``quoted_answer`` too: the expected-score reader reads the first answer
-    tag, and the sample vote must not silently drop a sample the injection spoiled.
+    tag, and the sample vote must not silently drop a sample the injection spoiled. A ``quoted_answer``
+    decision carries the matched responses' indices in ``Decision.quoted`` (the arena scores it as their
+    heaviest loss instead of dropping the prompt).
     """
     if finish_reason == "prompt_too_long":
         return Decision.invalid("prompt_too_long")
@@ -49,9 +53,13 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
     if (decision.valid or decision.invalid_reason in _TAGGED_REASONS) and (responses or observations):
         form = protocol.quote_form  # a protocol whose answer is a pattern marks it with its control tag
         matched = quoted_sources(form(parse_text), [form(s) for s in (*responses, *observations)])
+        if printed_sources(form(parse_text), [form(s) for s in observations]):  # a bare tag the code printed:
+            echoed = printed_sources(form(parse_text), [form(s) for s in responses])  # a response's own, or
+            matched |= echoed or {len(responses)}  # computed (no response holds it): always void
         ours = frozenset(i for i in matched if i < len(responses))
         if matched and not (decision.valid and ours == matched and worst_for(decision, ours, len(responses))):
-            return Decision.invalid("quoted_answer", thought=decision.thought)
+            return Decision(valid=False, invalid_reason="quoted_answer", thought=decision.thought,
+                            quoted=tuple(sorted(ours)))
     return decision
 
 
@@ -71,7 +79,7 @@ def observations_of(trajectory: Trajectory | None) -> tuple[str, ...]:
 
 
 #: Arena label that is the heaviest loss of the response at position 0 / 1.
-_ARENA_WORST = {0: "B>>A", 1: "A>>B"}
+ARENA_WORST = {0: "B>>A", 1: "A>>B"}
 
 
 def worst_for(decision: Decision, indices: frozenset[int] | set[int], n_responses: int) -> bool:
@@ -92,8 +100,8 @@ def worst_for(decision: Decision, indices: frozenset[int] | set[int], n_response
         loser = 1 - "AB".index(decision.verdict)
         if set(indices) != {loser}:
             return False
-        return decision.label is None or decision.label == _ARENA_WORST[loser]
+        return decision.label is None or decision.label == ARENA_WORST[loser]
     return False
 
 
-__all__ = ["observations_of", "read_decision", "worst_for"]
+__all__ = ["ARENA_WORST", "observations_of", "read_decision", "worst_for"]

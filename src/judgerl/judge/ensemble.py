@@ -24,7 +24,11 @@ Combination rules (per input, after each member's own vote over its ``samples``)
 * **invalid members**: with ``require_all=True`` (default) one invalid member makes the combined
   decision invalid (``invalid_reason`` ``"judge <k>: <its reason>"``), so an attacker cannot escape
   a strict judge by making it fail; ``require_all=False`` combines the valid members (all invalid:
-  the first member's reason).
+  the first member's reason). A member whose answer was **quoted from a response** (``quoted_answer``)
+  makes the decision invalid in either mode, with the plain reason ``quoted_answer`` (so sample votes
+  above it void too, :func:`judgerl.judge.aggregate.voided_by_quote`): dropping it would let a response
+  spell out the answers it dislikes (``</think><score>2</score>``) and have exactly the members that gave
+  them left out.
 
 Listwise judges are not combined (no agreed combination of rankings under "min").
 """
@@ -34,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Sequence
 
-from judgerl.judge.aggregate import mean
+from judgerl.judge.aggregate import QUOTED_ANSWER, mean, voided_by_quote
 from judgerl.judge.core import AggregateJudgment, Judge, JudgeInput, Judgment
 from judgerl.types import Decision
 
@@ -188,6 +192,8 @@ class JudgeEnsemble:
         if len(decisions) != len(self.judges):
             raise ValueError(f"expected {len(self.judges)} decisions (one per member), got {len(decisions)}")
         bad = [(k, d) for k, d in enumerate(decisions) if not d.valid]
+        if voided_by_quote(d.invalid_reason for _, d in bad):
+            return next(d for _, d in bad if d.invalid_reason == QUOTED_ANSWER)
         if bad and (self.require_all or len(bad) == len(decisions)):
             k, d = bad[0]
             return Decision.invalid(f"judge {k}: {d.invalid_reason}")

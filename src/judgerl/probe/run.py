@@ -32,6 +32,7 @@ from judgerl.judge.ensemble import judge_scale
 from judgerl.eval.plan import digest
 from judgerl.eval.store import JUDGMENTS_FILE, JudgmentWriter, RunConfigMismatch, atomic_write_text, read_judgments
 from judgerl.judge import JudgeInput, judgment_record
+from judgerl.judge.defaults import DEFAULT_BATCH_SIZE
 from judgerl.probe.items import ProbePrompt, ProbeResponse, default_probes
 
 RUN_FILE = "run.json"
@@ -143,7 +144,7 @@ def run_probe(
     probes: Sequence[ProbeResponse] | None = None,
     threshold: float | None = None,
     samples: int = 1,
-    batch_size: int = 16,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     resume: bool = True,
     progress: bool = True,
     info: Mapping[str, Any] | None = None,

@@ -213,6 +213,33 @@ def quoted_sources(output: str, sources: Sequence[str], min_chars: int = 8) -> f
     return frozenset(hits)
 
 
+def printed_sources(output: str, sources: Sequence[str]) -> frozenset[int]:
+    """The indices of the ``sources`` (tool outputs) that hold a final-answer tag of ``output`` *by
+    itself*, with no context (``<score>9</score>``): code under judgment can compute and print the
+    very tag a judge then copies, which :func:`quoted_sources` only catches with context around it.
+    An honest judge's code never prints an answer tag, so the bare tag is enough there; for
+    responses it is not (a judge's own answer would match every response that states it).
+
+    Args:
+        output: The judge's parsed text.
+        sources: Texts to look in (tool outputs), in order.
+
+    Returns:
+        The matched indices (empty for an output that cannot be parsed).
+    """
+    try:
+        region = answer_region(output)
+    except ParseFailure:
+        return frozenset()
+    tag_skels = [tag_skeleton(quote_skeleton(src)) for src in sources]
+    hits: set[int] = set()
+    for start, end in _answer_tag_spans(region.text):
+        window = tag_skeleton(quote_skeleton(region.text[start:end]))
+        if window:
+            hits |= {i for i, s in enumerate(tag_skels) if window in s}
+    return frozenset(hits)
+
+
 def _context_start(output: str, start: int, min_chars: int) -> int | None:
     """An offset ``lo`` such that ``output[lo:start]`` holds at least ``min_chars`` characters of
     skeleton away from the cut (None when the whole prefix has fewer). The slice grows
@@ -248,4 +275,5 @@ def _answer_tag_spans(region: str) -> list[tuple[int, int]]:
     return spans
 
 
-__all__ = ["canonical_text", "quote_skeleton", "quoted_sources", "region_is_quoted", "tag_skeleton"]
+__all__ = ["canonical_text", "printed_sources", "quote_skeleton", "quoted_sources", "region_is_quoted",
+           "tag_skeleton"]

@@ -154,3 +154,27 @@ def guard_reason(response: str, guard_empty: bool, master_keys: tuple[str, ...],
     if not master_keys:
         return None
     return "guard:master_key" if master_key_rule(response, master_keys, prompt) else None
+
+
+#: Reward of a fault the policy causes on purpose (see :func:`invalid_item_reward`): the bottom of the
+#: [0, 1] reward scale of the judge rewards.
+LOWEST_REWARD = 0.0
+
+
+def policy_fault(reason: str | None) -> bool:
+    """True when an invalid item's ``reason`` is something the *policy* can cause on purpose: a copied
+    answer the quoted-answer check voided (``quoted_answer``), or a response the guards kept from the
+    judge (``guard:*``: empty, master key)."""
+    return reason is not None and (reason == "quoted_answer" or reason.startswith("guard:"))
+
+
+def invalid_item_reward(reason: str | None, invalid_reward: float) -> float:
+    """The reward of an item without a valid judgment.
+
+    A user's ``invalid_reward`` is for judge-side failures (unparseable judge output, a prompt too
+    long). A fault the policy can cause (:func:`policy_fault`) gets ``min(invalid_reward,``
+    :data:`LOWEST_REWARD` ``)``: with ``invalid_reward`` above the lowest reward, a response that
+    spells out the judge's answer (voiding its loss) or writes a master key would otherwise be paid
+    more than a loss -- a reward hack.
+    """
+    return min(invalid_reward, LOWEST_REWARD) if policy_fault(reason) else invalid_reward

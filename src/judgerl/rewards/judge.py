@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.rewards._columns import completion_text, log, prompt_text
-from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason
+from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason, invalid_item_reward, policy_fault
 
 
 class RewardFailure(RuntimeError):
@@ -99,15 +99,16 @@ class JudgeReward:
         self.last = batch
         log(kwargs, "judge/valid_rate", [float(v) for v in batch.valid])
         log(kwargs, "judge/score_mean", [s for s in batch.scores if s is not None])
+        n = len(completions)
+        reasons = batch.reasons or [None] * n
         log_extra = kwargs.get("log_extra")  # TRL's completions table (GRPOTrainer passes it to reward functions)
         if callable(log_extra):
-            n = len(completions)
-            verdicts, reasons = batch.verdicts or [None] * n, batch.reasons or [None] * n
+            verdicts = batch.verdicts or [None] * n
             log_extra("judge_verdict", [v or ("valid" if ok else f"invalid: {r}")
                                         for v, ok, r in zip(verdicts, batch.valid, reasons)])
             log_extra("judge_reasoning", list(batch.reasoning) if batch.reasoning else [None] * n)
-        if self.invalid_as_none:
-            return [r if ok else None for r, ok in zip(batch.rewards, batch.valid)]
+        if self.invalid_as_none:  # a fault the policy caused on purpose is never neutral
+            return [r if ok or policy_fault(why) else None for r, ok, why in zip(batch.rewards, batch.valid, reasons)]
         return [float(r) for r in batch.rewards]
 
 
@@ -155,7 +156,8 @@ def get_judge_reward(scorer: Any, *, invalid_reward: float = 0.0, invalid_as_non
                                     "retries (generation failed); refusing to give them a reward")
             todo = again
         valid = [s is not None for s in scores]
-        rewards = [min(1.0, max(0.0, (s - lo) / (hi - lo))) if s is not None else invalid_reward for s in scores]
+        rewards = [min(1.0, max(0.0, (s - lo) / (hi - lo))) if s is not None else invalid_item_reward(r, invalid_reward)
+                   for s, r in zip(scores, reasons)]
         return RewardBatch(rewards, valid, scores, reasons, scorer.mode, getattr(scorer, "fallback_reason", None))
 
     return JudgeReward(fetch, invalid_as_none=invalid_as_none, name=name)

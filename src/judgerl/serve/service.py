@@ -32,7 +32,7 @@ from judgerl.backends.base import reporting_progress
 from judgerl.judge.expected import SCORE_MODES
 from judgerl.judge.core import Judge, JudgeInput, JudgeRequest, Judgment
 from judgerl.judge.progress import ThroughputLog
-from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason
+from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, guard_reason, invalid_item_reward
 from judgerl.serve.batcher import ClientGone, GoneCheck, MicroBatcher, ServerBusy
 from judgerl.serve.dedup import RequestDedup, content_key
 from judgerl.serve.errors import ApiError
@@ -393,6 +393,7 @@ class JudgeService:
                 reasons[str(bad[0].invalid_reason)] += 1
                 item_reasons[i] = str(bad[0].invalid_reason)
                 verdicts[i] = f"invalid: {bad[0].invalid_reason}"
+                rewards[i] = invalid_item_reward(item_reasons[i], cfg.invalid_reward)
                 continue
             valid[i] = True
             if kind == "pointwise":
@@ -405,8 +406,9 @@ class JudgeService:
                 rewards[i] = wins[0] if orders == 1 else (wins[0] + 1.0 - wins[1]) / 2
                 mine = [wins[0]] + [1.0 - w for w in wins[1:]]  # from the response's side in each order
                 verdicts[i] = "/".join({1.0: "win", 0.0: "loss", 0.5: "tie"}[w] for w in mine)
-        for g in guarded:
+        for i, g in enumerate(guarded):
             if g is not None:
+                rewards[i] = invalid_item_reward(g, cfg.invalid_reward)
                 reasons[g] += 1
                 self.counts[g] += 1
         n_invalid = valid.count(False)

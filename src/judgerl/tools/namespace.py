@@ -13,6 +13,9 @@ name            value
 ``RESPONSE``    pointwise: the one response
 ``code_of``     ``code_of(text) -> str``: a response's Python code (:mod:`.namespace_helpers`)
 ``number_of``   ``number_of(text) -> int | float | None``: the final number a response states
+``passes``      ``passes(text, tests) -> int``: how many test lines a response's code passes, run in a
+                forked child apart from the judge's code (what the response prints, an early exit,
+                a patched builtin stay there)
 ==============  ==========================================================================
 
 The prompt documents the names (:func:`judgerl.protocols.common.namespace_instruction`); the
@@ -107,7 +110,7 @@ def namespaced_code(code: str, namespace: Mapping[str, Any]) -> str:
         "_h = {'__name__': 'judgerl_namespace'}\n"
         f"exec(compile(_b.b64decode('{_literal(_HELPERS)}').decode(), '<namespace>', 'exec'), _h)\n"
         "_g = {'__name__': '__main__', '__builtins__': __builtins__, 'code_of': _h['code_of'], "
-        "'number_of': _h['number_of']}\n"
+        "'number_of': _h['number_of'], 'passes': _h['passes']}\n"
         f"_g.update(_j.loads(_b.b64decode('{_literal(data)}').decode()))\n"
         f"_c = compile(_b.b64decode('{_literal(code)}').decode('utf-8', 'surrogatepass'), '<judge>', 'exec')\n"
         "del _b, _j, _h\n"

@@ -1,9 +1,10 @@
-"""The helpers of the response namespace: ``code_of(text)`` and ``number_of(text)``.
+"""The helpers of the response namespace: ``code_of(text)``, ``number_of(text)`` and ``passes(text, tests)``.
 
 A tool-using judge with the response namespace on (:mod:`judgerl.tools.namespace`) finds the texts
-under judgment as variables (``A``, ``B``, ``RESPONSE``, ``RESPONSES``, ``PROMPT``) and these two
-functions in the namespace of every code block it writes, so it calls ``exec(code_of(A), ns)`` or
-``number_of(B) == value`` instead of re-typing a response (copying is what small judges get wrong).
+under judgment as variables (``A``, ``B``, ``RESPONSE``, ``RESPONSES``, ``PROMPT``) and these three
+functions in the namespace of every code block it writes, so it calls ``passes(A, tests)`` or
+``number_of(B) == value`` instead of re-typing a response (copying is what small judges get wrong;
+``exec(code_of(A))`` in the judge's own program lets the response's code rewrite that program).
 
 This module is **standard-library only and self-contained**: its source text is executed inside the
 sandbox (which sees no site-packages and no judgerl) before the judge's code, and the host imports
@@ -19,8 +20,12 @@ host and the sandbox read every text the same way.
   marker (``the answer is``, ``answer:``, ``result:``, ``####``, ``\\boxed{``, ``total is``, ...),
   else its last number. Thousands separators (``23,060``), signs (``-45``, ``−45``),
   decimals and ``$`` / ``%`` around the number are read; numbers written in English words
-  (``two hundred sixty-seven``, ``minus forty-five``) count as numbers. Returns an ``int`` when the
-  value is whole, else a ``float``; None when the text states no number.
+  (``two hundred sixty-seven``, ``minus forty-five``) count as numbers; a number in a power, a
+  fraction or a date (``10^100``, ``1/2``) or after ``not`` is no claim, and ``42 or 43`` states no one
+  number. Returns an ``int`` when the value is whole, else a ``float``; None when the text states no number.
+* :func:`passes` -- how many test lines a response's code passes, run **apart** from the judge's
+  code: in a forked child whose output is discarded, so the response cannot print, exit early for,
+  patch or rebind anything of the judge's program or the other response's check (see its docstring).
 """
 
 import re
@@ -72,6 +77,24 @@ _MARKER = re.compile(
     re.IGNORECASE)
 
 
+#: Largest value a run of number words may name (``str()`` of a larger int exceeds Python's digit limit).
+_WORDS_CAP = 10 ** 4000
+#: A number that is part of a power, a fraction or a date (``10^100``, ``1.5 × 10^3``, ``1/2``) or follows
+#: a negation (``not 42``) is no claim of its own.
+_PART_AFTER = re.compile(r"\s*(?:\^|\*\*|[×x*]\s*10\s*(?:\^|\*\*))|\s*/\s*[-\u2212]?\d")
+_PART_BEFORE = re.compile(r"[\d)]\s*(?:\^|\*\*|/)\s*$|(?:\bnot|n't)\s+$", re.IGNORECASE)
+#: ``42 or 43``: a hedge between two numbers states no one number.
+_HEDGE_AFTER = re.compile(r"\s*,?\s+or\s+[-\u2212]?\$?\d")
+_HEDGE_BEFORE = re.compile(r"\d\s*,?\s+or\s+$")
+
+
+def _claims(text, start=0):
+    """The numbers of ``text`` from ``start`` on that are claims of their own (:data:`_PART_AFTER`)."""
+    for m in _NUMBER.finditer(text, start):
+        if not _PART_AFTER.match(text, m.end()) and not _PART_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+            yield m
+
+
 def _words_value(words):
     """The integer of a run of number words, or None when the words do not form one number."""
     total, current, seen = 0, 0, False
@@ -88,6 +111,8 @@ def _words_value(words):
             total += (current or 1) * _SCALES[w]
             current = 0
         else:
+            return None
+        if current > _WORDS_CAP or total > _WORDS_CAP:  # "hundred hundred ...": no claim, and no quadratic work
             return None
         seen = True
     return total + current if seen else None
@@ -123,8 +148,155 @@ def number_of(text):
     text = _spell_out(text.replace("\u2212", "-"))
     markers = list(_MARKER.finditer(text))
     if markers:
-        m = _NUMBER.search(text, markers[-1].end())
+        m = next(_claims(text, markers[-1].end()), None)
         if m is not None:
-            return _as_number(*m.groups())
-    found = list(_NUMBER.finditer(text))
-    return _as_number(*found[-1].groups()) if found else None
+            return None if _HEDGE_AFTER.match(text, m.end()) else _as_number(*m.groups())
+    found = list(_claims(text))
+    if not found or _HEDGE_BEFORE.search(text[max(0, found[-1].start() - 40):found[-1].start()]):
+        return None
+    return _as_number(*found[-1].groups())
+
+
+#: Builtin types whose values compare by the interpreter's own rules (no class a response defines).
+_ATOMS = (int, float, complex, bool, str, bytes, type(None))
+_BOXES = (list, tuple, set, frozenset, dict)
+
+
+def _plain(value, depth=0):
+    """Whether ``value`` is data of builtin types only (its ``==`` cannot be a response's ``__eq__``)."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return True
+    if kind not in _BOXES or depth > 50:
+        return False
+    items = [x for kv in value.items() for x in kv] if kind is dict else value
+    return all(_plain(x, depth + 1) for x in items)
+
+
+def _compiled_test(test):
+    """One test line compiled before any response code runs: ``("cmp", operands, operators)`` for an
+    ``assert`` of a comparison, ``("truth", expression)`` for any other ``assert``, ``("exec", code)``
+    for any other statement. Raises SyntaxError for a line that is not Python."""
+    import ast
+    import operator
+
+    ops = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+           ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+           ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+    tree = ast.parse(test, "<test>")
+    node = tree.body[0] if len(tree.body) == 1 else None
+    if isinstance(node, ast.Assert):
+        expr = node.test
+        if isinstance(expr, ast.Compare):
+            parts = [compile(ast.Expression(e), "<test>", "eval") for e in (expr.left, *expr.comparators)]
+            return "cmp", parts, [ops[type(o)] for o in expr.ops]
+        return "truth", compile(ast.Expression(expr), "<test>", "eval")
+    return "exec", compile(tree, "<test>", "exec")
+
+
+def _passed(check, ns):
+    """Whether one compiled test passes in ``ns``: a compared or asserted value must be plain data
+    (an object whose ``__eq__`` or ``__bool__`` always says yes passes nothing)."""
+    kind = check[0]
+    if kind == "exec":
+        exec(check[1], ns)
+        return True
+    if kind == "truth":
+        value = eval(check[1], ns)
+        return _plain(value) and bool(value)
+    values = [eval(part, ns) for part in check[1]]
+    return all(_plain(v) for v in values) and all(bool(op(a, b)) for op, a, b in zip(check[2], values, values[1:]))
+
+
+def passes(text, tests, timeout_s=3.0):
+    """How many of ``tests`` pass after the Python code of ``text`` (:func:`code_of`) has run.
+
+    The code runs in a **forked child** with fresh globals (``__name__ == "response"``), its
+    stdin, stdout and stderr on ``/dev/null``; each test line then runs in those globals. The child
+    reports each test's outcome to this process over a pipe, tagged with a random per-call token,
+    and this process counts them: what the response prints, an early exit (``sys.exit``,
+    ``os._exit``, ``atexit``), a patched builtin, a rebound name or an endless loop stay in the
+    child, and the judge's own code (the other response's check, what it prints) is untouched. An
+    ``assert`` of a comparison passes only when every compared value is plain data (builtin numbers,
+    strings, bytes, None and lists / tuples / sets / dicts of them), an ``assert`` of another
+    expression only when its value is plain and true: an object whose ``__eq__`` always says True
+    passes nothing. A response whose code fails to compile or raises passes no test.
+
+    Args:
+        text: A response (its code is :func:`code_of` ``(text)``); a non-str passes nothing.
+        tests: Test lines (``assert f(1) == 2``), compiled here before any response code runs.
+        timeout_s: Seconds the child may run (past it, it is killed; tests it reported count).
+
+    Returns:
+        The number of tests that passed (``0 .. len(tests)``).
+
+    Raises:
+        SyntaxError: a test line is not Python. TypeError: ``tests`` is not a list of str.
+
+    Limits: the child is the response's own process, so code written against this harness (reading
+    the token from its memory) can report passes it did not earn for itself -- never for the other
+    response, and never in the judge's output.
+    """
+    import os
+    import secrets
+    import select
+    import signal
+    import sys
+    import time
+
+    if not isinstance(tests, (list, tuple)) or not all(isinstance(t, str) for t in tests):
+        raise TypeError("passes(text, tests): tests must be a list of str (test lines)")
+    checks = [_compiled_test(t) for t in tests]
+    try:
+        program = compile(code_of(text), "<response>", "exec") if isinstance(text, str) else None
+    except (SyntaxError, ValueError):
+        program = None
+    if program is None or not checks:
+        return 0
+    token = secrets.token_hex(16).encode()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the response's code, then the tests; it never returns
+        try:
+            os.close(read)
+            os.setpgid(0, 0)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            ns = {"__name__": "response"}
+            exec(program, ns)
+            for i, check in enumerate(checks):
+                try:
+                    ok = _passed(check, ns)
+                except BaseException:
+                    ok = False
+                os.write(write, b"%s %d %d\n" % (token, i, int(ok)))
+        finally:
+            os._exit(0)
+    os.close(write)
+    data, deadline = b"", time.monotonic() + float(timeout_s)
+    try:
+        while len(data) < 1 << 20:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read], [], [], left)[0]:
+                break
+            chunk = os.read(read, 65536)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(read)
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        os.waitpid(pid, 0)
+    seen = {}
+    for line in data.split(b"\n"):
+        parts = line.split(b" ")
+        if len(parts) == 3 and parts[0] == token and parts[1].isdigit() and parts[2] in (b"0", b"1"):
+            seen.setdefault(int(parts[1]), parts[2] == b"1")
+    return sum(ok for i, ok in seen.items() if i < len(checks))

@@ -161,11 +161,12 @@ def prompt_rubrics(cfg: PolicyConfig) -> dict[str, str] | None:
     return out
 
 
-def build_reward(cfg: PolicyConfig) -> Any:
+def build_reward(cfg: PolicyConfig, gold: Any = None) -> Any:
     """The policy's :class:`~judgerl.rewards.judge.JudgeReward`: the training judge (in process or
     ``reward_url``; with ``cfg.rubric`` each prompt's rubric goes to the judge), or with ``reward: gold``
     the gold judge itself (the oracle arm: gold score s on [lo, hi] -> (s - lo) / (hi - lo), the
     normalisation of the judge's expected score; a response the gold cannot score gets ``invalid_reward``).
+    ``gold``: the run's gold scorer when the caller has it loaded (the oracle arm uses it; default: loaded here).
 
     Raises:
         ExpectedScoreUnavailable: ``score_mode: expected`` on an in-process judge that cannot give it.
@@ -174,7 +175,8 @@ def build_reward(cfg: PolicyConfig) -> Any:
     from judgerl.rewards.judge import get_judge_reward
 
     if cfg.reward == "gold":
-        gold = load_scorer(cfg.gold, ifeval_data=cfg.gold_data or cfg.prompts)
+        if gold is None:
+            gold = load_scorer(cfg.gold, ifeval_data=cfg.gold_data or cfg.prompts)
         return get_judge_reward(gold, invalid_reward=cfg.invalid_reward, name="gold")
     rubrics = prompt_rubrics(cfg)
     if cfg.reward_url:
@@ -357,8 +359,8 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
     prompts = select_prompts(load_prompts(cfg.prompts, cfg.prompt_field, cfg.id_field), cfg.instructions,
                              cfg.gold_data or cfg.prompts)
     train, held = split_prompts(prompts, cfg.heldout, cfg.seed, cfg.train_limit)
-    reward = reward if reward is not None else build_reward(cfg)
     gold = load_scorer(cfg.gold, ifeval_data=cfg.gold_data or cfg.prompts)
+    reward = reward if reward is not None else build_reward(cfg, gold)  # the oracle arm rewards with this gold
     args = build_grpo_args(cfg)
     resume_from = get_last_checkpoint(str(out)) if cfg.resume and out.is_dir() else None
     if resume_from is not None:

@@ -35,9 +35,9 @@ from typing import Iterator
 from judgerl.backends.base import derive_seed
 from judgerl.data.builders import arith_render as R
 from judgerl.data.builders.arith_exact import as_json_number, exact_value, fmt, is_decimal, slip
+from judgerl.data.builders.sampled import iter_gsm8k
 from judgerl.data.builders.splits import check_split, grouped_families_of, problem_key
 from judgerl.data.errors import DataFormatError
-from judgerl.data.io import iter_records
 from judgerl.types import PreferencePair
 from judgerl.verify.answers import strip_calculator_annotations
 
@@ -77,27 +77,20 @@ class GoldProblem:
 
 
 def read_gold(path: str | Path) -> Iterator[GoldProblem]:
-    """The records of a GSM8K JSONL file with their gold numbers, in file order.
+    """The records of a GSM8K JSONL file (read by :func:`~judgerl.data.builders.sampled.iter_gsm8k`) with their
+    gold numbers, in file order.
 
     Raises:
         FileNotFoundError: no such file.
         DataFormatError: invalid JSON, a missing or empty ``question`` / ``answer``, or an answer
             without a final ``#### <number>`` line (names the file, line and field).
     """
-    for raw in iter_records(path):
-        if raw.error is not None:
-            raise DataFormatError(path, raw.location, None, raw.error)
-        rec = raw.value
-        if not isinstance(rec, dict):
-            raise DataFormatError(path, raw.location, None, "is not a JSON object")
-        for name in ("question", "answer"):
-            if not isinstance(rec.get(name), str) or not rec[name].strip():
-                raise DataFormatError(path, raw.location, name, "is missing or not a non-empty string")
-        finals = _FINAL.findall(rec["answer"])
+    for q in iter_gsm8k(path):
+        finals = _FINAL.findall(q.gold)
         text = finals[-1] if finals else ""
         if not _NUMBER_TEXT.fullmatch(text):
-            raise DataFormatError(path, raw.location, "answer", f"has no final '#### <number>' line (got {text!r:.40})")
-        yield GoldProblem(raw.location, rec["question"].strip(), rec["answer"], Fraction(text.replace(",", "")))
+            raise DataFormatError(path, q.location, "answer", f"has no final '#### <number>' line (got {text!r:.40})")
+        yield GoldProblem(q.location, q.question, q.gold, Fraction(text.replace(",", "")))
 
 
 def _value(text: str) -> Fraction:

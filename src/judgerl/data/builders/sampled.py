@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from judgerl.backends.base import SamplingParams, derive_seed
 from judgerl.data.builders._sink import PairSink
@@ -40,21 +41,24 @@ SOLVE_SYSTEM = ("Solve the math problem step by step. End your answer with a fin
 
 @dataclass(frozen=True)
 class Question:
-    """One GSM8K item: ``id``, ``question`` and the ``gold`` solution text (ending ``#### N``)."""
+    """One GSM8K item: ``id``, ``question``, the ``gold`` solution text (ending ``#### N``) and its
+    ``location`` in the file (``"line 12"``; empty for a question made in code)."""
 
     id: str
     question: str
     gold: str
+    location: str = ""
 
 
-def read_gsm8k(path: str | Path, limit: int | None = None) -> list[Question]:
-    """Questions from a GSM8K JSONL file (``question``, ``answer``).
+def iter_gsm8k(path: str | Path) -> Iterator[Question]:
+    """The questions of a GSM8K JSONL file (``question``, ``answer``), in file order, read lazily: the one
+    GSM8K record reader (the J1 sampled pairs, the word-problem pairs of
+    :mod:`judgerl.data.builders.gsm8k_forms`).
 
     Raises:
         FileNotFoundError: no such file.
         DataFormatError: invalid JSON or a missing / empty field (names line and field).
     """
-    out = []
     for raw in iter_records(path):
         if raw.error is not None:
             raise DataFormatError(path, raw.location, None, raw.error)
@@ -64,10 +68,16 @@ def read_gsm8k(path: str | Path, limit: int | None = None) -> list[Question]:
         for name in ("question", "answer"):
             if not isinstance(rec.get(name), str) or not rec[name].strip():
                 raise DataFormatError(path, raw.location, name, "is missing or not a non-empty string")
-        out.append(Question(f"{Path(path).stem}-{raw.index}", rec["question"].strip(), rec["answer"]))
-        if limit is not None and len(out) >= limit:
-            break
-    return out
+        yield Question(f"{Path(path).stem}-{raw.index}", rec["question"].strip(), rec["answer"], raw.location)
+
+
+def read_gsm8k(path: str | Path, limit: int | None = None) -> list[Question]:
+    """The first ``limit`` (all: None) questions of :func:`iter_gsm8k`.
+
+    Raises:
+        FileNotFoundError, DataFormatError: as :func:`iter_gsm8k`.
+    """
+    return list(islice(iter_gsm8k(path), limit))
 
 
 def solve_messages(question: str) -> list[dict[str, str]]:

@@ -5,21 +5,14 @@ asserts the prompt shows, the only tests a judge may run; the hidden tests are n
 teacher's code, run in the sandbox with the response namespace::
 
     tests = ['assert add(1, 2) == 3', ...]
-    for name, text in (("A", A), ("B", B)):
-        ns = {"__name__": "response"}
-        passed = 0
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(code_of(text), ns)
-                for t in tests:
-                    try:
-                        exec(t, ns)
-                        passed += 1
-                    except Exception:
-                        pass
-        except BaseException:
-            pass
-        print(name, passed, "of", len(tests))
+    print("A", passes(A, tests), "of", len(tests))
+    print("B", passes(B, tests), "of", len(tests))
+
+:func:`~judgerl.tools.namespace_helpers.passes` runs each response's code and the tests in a forked
+child apart from this program (its output discarded, its count reported over a pipe under a
+per-call token), so a response cannot print forged ``A 3 of 3`` lines, exit early so that the other
+response's line never prints, patch ``print`` / ``len`` / the other response's names, or win with an
+object whose ``__eq__`` always says True; an endless loop costs it its own count only.
 
 It reads ``A 3 of 3`` / ``B 2 of 3`` back: the response passing more examples wins; equal counts
 (the mutant passes every visible example) give no verdict and the pair is dropped. Pointwise: the
@@ -35,24 +28,8 @@ from typing import Any
 from judgerl.train.teach.base import Case, Turn, binary_score, pick, read_counts, shown_names
 from judgerl.types import PreferencePair
 
-_RUN = '''import contextlib, io
-tests = {tests}
-for name, text in {pairs}:
-    ns = {{"__name__": "response"}}
-    passed = 0
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(code_of(text), ns)
-            for t in tests:
-                try:
-                    exec(t, ns)
-                    passed += 1
-                except Exception:
-                    pass
-    except BaseException:
-        pass
-    print({label}passed, "of", len(tests))
-'''
+_RUN = """tests = {tests}
+{prints}"""
 
 
 class CodePlan:
@@ -76,10 +53,9 @@ class CodePlan:
 
     def first(self, case: Case, seed: int | None) -> Turn:
         names = shown_names(case)
-        pairs = "(" + ", ".join(f'("{n}", {n})' for n in names) + ("," if len(names) == 1 else "") + ")"
-        label = "name, " if len(names) > 1 else ""
-        code = _RUN.format(tests="[" + ",\n         ".join(repr(t) for t in case.data) + "]", pairs=pairs,
-                           label=label)
+        label = (lambda n: f'"{n}", ') if len(names) > 1 else (lambda n: "")
+        prints = "".join(f'print({label(n)}passes({n}, tests), "of", len(tests))\n' for n in names)
+        code = _RUN.format(tests="[" + ",\n         ".join(repr(t) for t in case.data) + "]", prints=prints)
         what = "the code" if len(names) == 1 else "both programs"
         return Turn(f"Let me run {what} on the examples from the question.", code)
 
