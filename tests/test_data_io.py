@@ -126,3 +126,15 @@ def test_write_rejects_nan_and_writes_nothing(tmp_path: Path) -> None:
             out,
         )
     assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_written_file_gets_the_umask_mode_not_mkstemps_0600(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "pairs.jsonl"
+        write_pairs_jsonl([PreferencePair("a", "p", "c", "r")], out)
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644

@@ -98,10 +98,6 @@ def parse_key_values(items: List[str] | None, flag: str = "--protocol-arg") -> d
     return out
 
 
-#: The name other modules and the tests know.
-parse_protocol_args = parse_key_values
-
-
 def backend_kwargs(model: str, model_arg: List[str] | None, base_url: str | None) -> dict[str, Any]:
     """The backend keyword arguments of ``--model-arg`` and ``--base-url``.
 
@@ -178,5 +174,5 @@ def print_runtime(backend: Any = None) -> None:
 
 
 __all__ = ["BASE_URL_OPTION", "MODEL_ARG_OPTION", "PROMPT_TEMPLATE_OPTION", "JudgeOptions", "ToolsChoice", "backend_kwargs", "fail",
-           "judge_options", "load_judge_backend", "open_sandbox", "parse_key_values", "parse_protocol_args",
+           "judge_options", "load_judge_backend", "open_sandbox", "parse_key_values",
            "print_runtime", "protocol_option"]

@@ -268,6 +268,9 @@ def write_pairs_jsonl(pairs: Iterable[PreferencePair], path: str | Path) -> int:
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
     n = 0
     try:
+        umask = os.umask(0o022)  # mkstemp makes 0600; give the file the mode open() would (0666 & ~umask)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as raw:
             stream: IO[bytes] = (
                 gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if out.name.endswith(".gz") else raw

@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from judgerl.eval.metrics import PairOutcome, aggregate_pairs
+from judgerl.eval.metrics import PairOutcome, aggregate_pairs, mean_or_none
 from judgerl.types import PreferencePair
 
 #: ``PreferencePair.meta`` keys copied into a record's ``bench`` field.
@@ -57,10 +57,6 @@ def _outcomes(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[tuple[Pai
     return kind, [(o, dict(bench[o.pair_id])) for o in outcomes]
 
 
-def _mean(xs: Sequence[float]) -> float | None:
-    return float(np.mean(xs)) if len(xs) else None
-
-
 def judgebench_score(outcomes: Sequence[PairOutcome]) -> dict[str, Any]:
     """JudgeBench's per-pair score, overall and per category.
 
@@ -78,7 +74,7 @@ def judgebench_score(outcomes: Sequence[PairOutcome]) -> dict[str, Any]:
 
     def score(pairs: Sequence[PairOutcome]) -> float | None:
         wins = [sum((c == "chosen") - (c == "rejected") for c in o.judgments.values()) > 0 for o in pairs]
-        return _mean(wins)
+        return mean_or_none(wins)
 
     cats = {}
     for name, prefix in JUDGEBENCH_CATEGORIES.items():
@@ -163,7 +159,7 @@ def ppe_score(outcomes: Sequence[PairOutcome]) -> dict[str, Any]:
         ``{"score", "n_pairs", "n_ties_excluded", "source"}``.
     """
     scored = [o for o in outcomes if not o.gold_tie]
-    return {"score": _mean([_cell(o) for o in scored]), "n_pairs": len(scored),
+    return {"score": mean_or_none([_cell(o) for o in scored]), "n_pairs": len(scored),
             "n_ties_excluded": len(outcomes) - len(scored),
             "source": "Frick et al. 2024 (PPE), human-preference accuracy"}
 

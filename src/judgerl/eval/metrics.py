@@ -246,7 +246,8 @@ def aggregate_pairs(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[Pai
     return kind, list(outcomes.values())
 
 
-def _mean(xs: Sequence[float | bool]) -> float | None:
+def mean_or_none(xs: Sequence[float | bool]) -> float | None:
+    """The mean of ``xs`` (booleans count as 0 / 1); None when empty (an undefined rate)."""
     return float(np.mean(xs)) if len(xs) else None
 
 
@@ -335,21 +336,21 @@ def _core_metrics(kind: str, outcomes: Sequence[PairOutcome], invalid_samples: i
         "n_pairs": len(outcomes),
         "n_judgments": len(judgments),
         "n_samples": n_samples,
-        "accuracy": _mean(correct),
+        "accuracy": mean_or_none(correct),
         "accuracy_ci": _ci(pair_acc, confidence),
-        "accuracy_valid_only": _mean(valid_correct),
-        "position_consistent_accuracy": _mean(pair_pca),
+        "accuracy_valid_only": mean_or_none(valid_correct),
+        "position_consistent_accuracy": mean_or_none(pair_pca),
         "position_consistent_accuracy_ci": _ci(pair_pca, confidence),
-        "flip_rate": None if kind == "pointwise" else _mean(flips),
+        "flip_rate": None if kind == "pointwise" else mean_or_none(flips),
         "n_flip_pairs": None if kind == "pointwise" else len(flips),
-        "tie_rate": _mean([c == "tie" for c in judgments]),
+        "tie_rate": mean_or_none([c == "tie" for c in judgments]),
         "invalid_rate": invalid_samples / n_samples if n_samples else None,
-        "judgment_invalid_rate": _mean([c is None for c in judgments]),
+        "judgment_invalid_rate": mean_or_none([c is None for c in judgments]),
     }
     if kind != "pointwise":
         first = [o.judgments[o.first_order] == "chosen" for o in outcomes
                  if o.first_order is not None and o.first_order in o.judgments]
-        m["accuracy_first_order"] = _mean(first)
+        m["accuracy_first_order"] = mean_or_none(first)
     else:
         m["accuracy_first_order"] = None
     return m
@@ -412,11 +413,11 @@ def compute_metrics(
             for r in scored_records
             if r["decision"].get("valid") and sample_choice(r) in ("chosen", "rejected")
         ]
-        m["position_a_rate"] = _mean(pos)
+        m["position_a_rate"] = mean_or_none(pos)
     toks = [r["completion_tokens"] for r in scored_records if r.get("completion_tokens") is not None]
-    m["mean_completion_tokens"] = _mean(toks)
+    m["mean_completion_tokens"] = mean_or_none(toks)
     fin = [r["finish_reason"] == "length" for r in scored_records if r.get("finish_reason") is not None]
-    m["truncation_rate"] = _mean(fin)
+    m["truncation_rate"] = mean_or_none(fin)
     def breakdown(key: Any) -> dict[str, Any]:
         out = {}
         for value in sorted({key(o) for o in scored}):
@@ -437,7 +438,7 @@ def compute_metrics(
         n_tie_samples = sum(o.samples for o in ties)
         m["gold_ties"] = {
             "n_pairs": len(ties),
-            "tie_rate": _mean([c == "tie" for c in tj]),
+            "tie_rate": mean_or_none([c == "tie" for c in tj]),
             "invalid_rate": sum(o.invalid_samples for o in ties) / n_tie_samples if n_tie_samples else None,
         }
     else:
@@ -453,7 +454,7 @@ def compute_metrics(
     if tools:
         calls = [int(t.get("tool_calls", 0)) for t in trajs]
         errors = [int(t.get("tool_errors", 0)) for t in trajs]
-        m["tool_use_rate"] = _mean([c > 0 for c in calls])
+        m["tool_use_rate"] = mean_or_none([c > 0 for c in calls])
         m["tool_error_rate"] = sum(errors) / sum(calls) if sum(calls) else None
-        m["mean_tool_rounds"] = _mean(calls)
+        m["mean_tool_rounds"] = mean_or_none(calls)
     return m

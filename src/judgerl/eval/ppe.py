@@ -43,7 +43,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from judgerl.eval.metrics import PairOutcome
+from judgerl.eval.metrics import PairOutcome, mean_or_none
 from judgerl.eval.rewardbench import completion_scores
 
 #: Value of one pairwise judgment of a (correct, incorrect) pair.
@@ -125,10 +125,6 @@ def _pairwise_prompt(items: Sequence[tuple[PairOutcome, Mapping[str, Any]]], n_c
     return "ok", {"accuracy": float(np.mean(values))}
 
 
-def _mean(xs: Sequence[float]) -> float | None:
-    return float(np.mean(xs)) if len(xs) else None
-
-
 def ppe_correctness_score(items: Sequence[tuple[PairOutcome, Mapping[str, Any]]], kind: str) -> dict[str, Any]:
     """PPE correctness metrics per subset and overall (rules: module docstring).
 
@@ -157,17 +153,17 @@ def ppe_correctness_score(items: Sequence[tuple[PairOutcome, Mapping[str, Any]]]
             per_subset[str(b.get("subset", ""))].append(metrics)
     subsets: dict[str, dict[str, Any]] = {}
     for name, rows in sorted(per_subset.items()):
-        entry: dict[str, Any] = {"accuracy": _mean([r["accuracy"] for r in rows]), "n_prompts": len(rows)}
+        entry: dict[str, Any] = {"accuracy": mean_or_none([r["accuracy"] for r in rows]), "n_prompts": len(rows)}
         if kind == "pointwise":
             k_max = min(len(r["curve"]) for r in rows)
             curve = [float(np.mean([r["curve"][k] for r in rows])) for k in range(k_max)]
             pearsons = [r["pearson"] for r in rows if r["pearson"] is not None]
             entry.update(best_of_k=curve, end_score=curve[-1], max_achieved=max(curve),
-                         row_wise_pearson=_mean(pearsons), n_constant_score_prompts=len(rows) - len(pearsons))
+                         row_wise_pearson=mean_or_none(pearsons), n_constant_score_prompts=len(rows) - len(pearsons))
         subsets[name] = entry
     notes = [] if kind == "pointwise" else [
         "best-of-K and row-wise Pearson need a score per response: run a pointwise protocol (--protocol pos)"]
-    return {"score": _mean([s["accuracy"] for s in subsets.values()]), "subsets": subsets,
+    return {"score": mean_or_none([s["accuracy"] for s in subsets.values()]), "subsets": subsets,
             "n_prompts": sum(s["n_prompts"] for s in subsets.values()),
             "n_incomplete_prompts": counts["incomplete"], "n_unscored_prompts": counts["unscored"], "notes": notes,
             "source": "Frick et al. 2024 (PPE) correctness metrics, re-created from the paper (lmarena/PPE code "

@@ -130,20 +130,15 @@ def _ifeval(path: Path) -> list[ProbePrompt]:
 
 
 def _gsm8k(path: Path) -> list[ProbePrompt]:
+    from judgerl.data.builders.sampled import iter_gsm8k
     from judgerl.verify.answers import strip_calculator_annotations
 
     out = []
-    for raw in iter_records(path):
-        if raw.error:
-            raise DataFormatError(path, raw.location, None, raw.error)
-        rec = raw.value
-        for f in ("question", "answer"):
-            if not isinstance(rec, dict) or not isinstance(rec.get(f), str) or not rec[f].strip():
-                raise DataFormatError(path, raw.location, f, "must be a non-empty string")
-        answer = strip_calculator_annotations(rec["answer"])
+    for i, q in enumerate(iter_gsm8k(path)):  # i: the record's ordinal, as in its id "<stem>-<i>"
+        answer = strip_calculator_annotations(q.gold)
         head, sep, final = answer.rpartition("####")
         reference = f"{head.strip()}\nThe answer is {final.strip()}." if sep else answer
-        out.append(ProbePrompt(f"gsm8k/{raw.index}", "gsm8k", rec["question"], reference))
+        out.append(ProbePrompt(f"gsm8k/{i}", "gsm8k", q.question, reference))
     return out
 
 
