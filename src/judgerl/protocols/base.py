@@ -56,7 +56,8 @@ class JudgeProtocol(ABC):
         """``text`` as the quoted-answer check reads it (:func:`judgerl.protocols.quoting.quoted_sources`,
         applied to the judge's output and to every response alike). The check compares answer *tags*: a
         protocol whose answer is not in tags (the ``template`` protocol's answer pattern) marks each answer
-        with one of its :attr:`control_tags` here. Tagged protocols: ``text`` unchanged."""
+        with one of its :attr:`control_tags` here. Tagged protocols: ``text`` unchanged. May raise
+        :class:`~judgerl.protocols.parsing.ParseFailure` (the check then voids the decision with its reason)."""
         return text
 
     @property

@@ -51,6 +51,8 @@ INVALID_REASONS: dict[str, str] = {
     "invalid_ranking": "listwise: a best answer that is not a response number, or a ranking that is "
     "not a permutation of the response numbers",
     "index_out_of_range": "a response number outside 1..n",
+    "answer_pattern_timeout": "template protocol: the answer pattern ran past its timeout on the judge output or "
+    "a response (catastrophic backtracking on adversarial text); the quoted-answer check could not run",
 }
 
 

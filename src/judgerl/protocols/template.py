@@ -26,6 +26,14 @@ match gives no score); an unmapped answer is ``invalid_verdict`` (pairwise) / ``
 protocol's answer is a pattern, so :meth:`Template.quote_form` marks every match with the control tag
 ``<judge_answer>`` in the judge's output and in the responses alike, and the check then works as for a
 tagged protocol: a verdict copied from a response is void unless it is the worst outcome for that response.
+
+**Timeouts.** Every run of the answer pattern over a judge output or a response has
+:data:`~judgerl.protocols.template_file.ANSWER_TIMEOUT` (the pattern is a ``regex`` pattern): a parse
+that times out is invalid (``answer_pattern_timeout``), and so is a decision whose quoted-answer check
+times out (:meth:`Template.quote_form` raises ``ParseFailure("answer_pattern_timeout")``, which
+:func:`~judgerl.judge.decision.read_decision` turns into that invalid decision -- a response cannot skip
+the check by making it slow). A response the pattern times out on while the prompt is built has a zero-width
+joiner put after the first character of every word instead (the check still runs on the judgment).
 """
 
 from __future__ import annotations
@@ -34,7 +42,9 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Sequence, TypeVar
+
+import regex
 
 from judgerl.protocols.arena import LABEL_VERDICT, VERDICT_LABEL
 from judgerl.protocols.base import JudgeProtocol
@@ -54,6 +64,7 @@ from judgerl.protocols.parsing import (
     parse_score,
     thought_of,
 )
+from judgerl.protocols import template_file
 from judgerl.protocols.template_file import PromptTemplate, answer_key, load_template
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
 from judgerl.text.confusables import skeleton
@@ -62,12 +73,26 @@ from judgerl.types import Decision, Messages
 #: The control tag :meth:`Template.quote_form` wraps each answer-pattern match in.
 QUOTE_TAG = "judge_answer"
 _ZWJ = "\u200d"
+_WORD_RE = re.compile(r"\S+")
+T = TypeVar("T")
 
 
-def _break(m: re.Match[str]) -> str:
+def _break(m: re.Match[str] | regex.Match) -> str:
     """A zero-width joiner after the first character of a match (it reads the same; no pattern matches it)."""
     text = m.group(0)
     return text[:1] + _ZWJ + text[1:]
+
+
+def _timed(run: Callable[..., T], *args: Any) -> T:
+    """``run(*args, timeout=ANSWER_TIMEOUT)`` (a ``regex`` pattern method over untrusted text).
+
+    Raises:
+        ParseFailure: ``"answer_pattern_timeout"`` when it runs past the timeout.
+    """
+    try:
+        return run(*args, timeout=template_file.ANSWER_TIMEOUT)
+    except TimeoutError:
+        raise ParseFailure("answer_pattern_timeout") from None
 
 
 @dataclass(frozen=True)
@@ -174,7 +199,10 @@ class Template(JudgeProtocol):
         lines = self._literal_re()
         if lines is not None:
             text = lines.sub(_break, text)
-        return self.spec.answer.sub(_break, text)
+        try:
+            return _timed(self.spec.answer.sub, _break, text)
+        except ParseFailure:  # no match is known: break every word (the quoted-answer check still runs)
+            return _WORD_RE.sub(_break, text)
 
     def _literal_re(self) -> re.Pattern[str] | None:
         lines = self.spec.literal_lines()
@@ -197,7 +225,7 @@ class Template(JudgeProtocol):
                              f"got n_responses={n_responses}")
         try:
             region = answer_region(text)
-            matches = list(self.spec.answer.finditer(region.text))
+            matches = _timed(lambda t, timeout: list(self.spec.answer.finditer(t, timeout=timeout)), region.text)
             if not matches:
                 raise ParseFailure("missing_final_answer")
             meaning = agree(self._meaning(m) for m in matches)
@@ -211,7 +239,7 @@ class Template(JudgeProtocol):
             return Decision(valid=True, verdict=verdict, label=label, thought=thought)  # type: ignore[arg-type]
         return Decision(valid=True, scores=(meaning,), thought=thought)
 
-    def _meaning(self, m: re.Match[str]) -> Any:
+    def _meaning(self, m: regex.Match) -> Any:
         """(verdict, label or None) of a pairwise match, the score of a pointwise one."""
         answer = (m.group(1) if m.re.groups else m.group(0)) or ""
         key = answer_key(answer)
@@ -233,12 +261,17 @@ class Template(JudgeProtocol):
         Matches are found as a copier may rewrite them: after NFKC (full-width ``［［Ａ>>Ｂ］］``), with every
         other non-ASCII character replaced by its TR39 skeleton (a Cyrillic ``А``,
         :func:`judgerl.text.confusables.skeleton`) and case ignored; a zero-width joiner (a neutralised copy)
-        still breaks a match, as it breaks a tag."""
-        folded = re.sub(r"[^\x00-\x7f\u200d]+", lambda m: skeleton(m.group(0)), unicodedata.normalize("NFKC", text))
-        return self._quote_re().sub(lambda m: f"<{QUOTE_TAG}>{m.group(0)}</{QUOTE_TAG}>", folded)
+        still breaks a match, as it breaks a tag.
 
-    def _quote_re(self) -> re.Pattern[str]:
-        return re.compile(self.spec.answer.pattern, self.spec.answer.flags | re.IGNORECASE)
+        Raises:
+            ParseFailure: ``"answer_pattern_timeout"`` when the pattern runs past
+                :data:`~judgerl.protocols.template_file.ANSWER_TIMEOUT` (the decision is then void).
+        """
+        folded = re.sub(r"[^\x00-\x7f\u200d]+", lambda m: skeleton(m.group(0)), unicodedata.normalize("NFKC", text))
+        return _timed(self._quote_re().sub, lambda m: f"<{QUOTE_TAG}>{m.group(0)}</{QUOTE_TAG}>", folded)
+
+    def _quote_re(self) -> regex.Pattern:
+        return regex.compile(self.spec.answer.pattern, self.spec.answer.flags | regex.IGNORECASE)
 
     # ------------------------------------------------------------------ rendering and forcing
     def render_answer(self, decision: Decision) -> str:

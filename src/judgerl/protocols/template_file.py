@@ -31,6 +31,13 @@ Fields:
 
 Answers are matched with whitespace removed and case folded (``a > b`` is ``A>B``); two keys that fold to
 the same answer are an error. Errors name the file and the field (and the line of a bad placeholder).
+
+**Catastrophic backtracking (ReDoS).** The answer pattern runs over judge outputs and responses, which are
+adversarial text, so it is compiled with the `regex <https://pypi.org/project/regex/>`_ package (``re``
+syntax and semantics, its default ``VERSION0``) and every run over such text is given
+:data:`ANSWER_TIMEOUT` (the ``template`` protocol turns a timeout into the invalid reason
+``answer_pattern_timeout``). At load time the pattern is tried on pathological probes
+(:func:`probe_strings`) with :data:`PROBE_TIMEOUT`; a pattern that times out there is refused.
 """
 
 from __future__ import annotations
@@ -40,7 +47,9 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
+
+import regex
 
 from judgerl.protocols.arena import LABEL_VERDICT
 from judgerl.protocols.common import check_scale
@@ -53,6 +62,16 @@ VERDICT_VALUES = ("A", "B", "tie", "A>>B", "A>B", "A=B", "B>A", "B>>A")
 _FIELDS = frozenset({"kind", "template", "system", "answer", "verdicts", "scores", "score_range", "rubric",
                      "answer_prefix", "answer_suffix", "name", "source"})
 _PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
+
+#: Seconds one run of the answer pattern (search / finditer / sub) over a judge output or a response may
+#: take (``regex``'s ``timeout=``): beyond it the judgment is invalid (``answer_pattern_timeout``). Normal
+#: patterns take microseconds on judge outputs of tens of kilobytes.
+ANSWER_TIMEOUT = 1.0
+#: Seconds the answer pattern may take on one load-time probe (:func:`probe_strings`) before the file is
+#: refused: a pattern with catastrophic backtracking takes seconds there, a normal one microseconds.
+PROBE_TIMEOUT = 0.1
+#: Repeats of the running character in a probe (:func:`probe_strings`): ``(?:a|a)+`` needs 2**32 steps.
+_PROBE_RUN = 32
 
 
 class TemplateError(ValueError):
@@ -73,7 +92,7 @@ class PromptTemplate:
         digest: SHA-256 (hex) of the file's bytes: a run's identity changes when the file does.
         kind: ``"pairwise"`` or ``"pointwise"``.
         user: The user-message template; ``system`` the system-message template or None.
-        answer: The compiled answer pattern.
+        answer: The compiled answer pattern (a ``regex`` pattern: run it with ``timeout=ANSWER_TIMEOUT``).
         verdicts: Pairwise: :func:`answer_key` -> a :data:`VERDICT_VALUES` entry (empty for pointwise).
         scores: Pointwise: :func:`answer_key` -> score (empty with ``score_range``).
         score_range: Pointwise ``(lo, hi)`` when answers are read as numbers, else None.
@@ -86,7 +105,7 @@ class PromptTemplate:
     digest: str
     kind: str
     user: str
-    answer: re.Pattern[str]
+    answer: regex.Pattern
     system: str | None = None
     verdicts: Mapping[str, str] = field(default_factory=dict)
     scores: Mapping[str, float] = field(default_factory=dict)
@@ -166,7 +185,7 @@ def load_template(path: str | Path) -> PromptTemplate:
     missing = [n for n in PLACEHOLDERS[kind] if n not in used]
     if missing:
         raise TemplateError(f"{where}: a {kind} template must show {', '.join('{' + m + '}' for m in missing)}")
-    answer = _answer_pattern(where, spec.get("answer"))
+    answer = _answer_pattern(where, spec.get("answer"), _text_field(where, spec, "answer_prefix") or "")
     verdicts: dict[str, str] = {}
     scores: dict[str, float] = {}
     score_range = None
@@ -254,15 +273,41 @@ def _placeholders(where: str, name: str, text: str, first_line: int | None) -> l
     return out
 
 
-def _answer_pattern(where: str, pattern: Any) -> re.Pattern[str]:
+def probe_strings(pattern: str, prefix: str = "") -> Iterator[str]:
+    """Pathological probes for an answer pattern's load-time self-test: for every pair of characters
+    ``c``, ``d`` (those of ``pattern`` and ``prefix``, plus ``a A 0`` and a space; at most 40), ``cc`` then
+    ``d`` repeated 32 times then a NUL -- and the same after ``prefix`` (the file's ``answer_prefix``).
+    A nested or overlapping quantifier reached after a short opening (``\\[\\[((?:a|a)+)\\]\\]`` on
+    ``[[aaa…``) backtracks exponentially on one of them. A heuristic: the runtime :data:`ANSWER_TIMEOUT`
+    is the guard; this only refuses the patterns it can show to be broken."""
+    chars = list(dict.fromkeys(c for c in f"{pattern}{prefix}aA0 " if c.isprintable()))[:40]
+    for c in chars:
+        for d in chars:
+            yield f"{c}{c}{d * _PROBE_RUN}\x00"
+            if prefix:
+                yield f"{prefix}{d * _PROBE_RUN}\x00"
+                yield f"{prefix}{c}{d * _PROBE_RUN}\x00"
+
+
+def _answer_pattern(where: str, pattern: Any, prefix: str = "") -> regex.Pattern:
     if not isinstance(pattern, str) or not pattern:
         raise TemplateError(f"{where}: field 'answer' must be a regex string, got {pattern!r}")
     try:
-        compiled = re.compile(pattern)
-    except re.error as e:
+        compiled = regex.compile(pattern)
+    except regex.error as e:
         raise TemplateError(f"{where}: field 'answer' is not a valid regex: {e}") from e
     if compiled.search("") is not None:
         raise TemplateError(f"{where}: field 'answer' {pattern!r} matches the empty string")
+    folded = regex.compile(pattern, compiled.flags | regex.IGNORECASE)  # the quoted-answer check's form
+    for probe in probe_strings(pattern, prefix):
+        for p in (compiled, folded):
+            try:
+                p.search(probe, timeout=PROBE_TIMEOUT)
+            except TimeoutError:
+                raise TemplateError(
+                    f"{where}: field 'answer' {pattern!r} backtracks catastrophically: it takes over "
+                    f"{PROBE_TIMEOUT:g} s on the probe {probe[:48]!r} (length {len(probe)}); judge outputs are "
+                    "adversarial text: avoid nested or overlapping repeats such as (a|a)+ or (a+)+") from None
     return compiled
 
 
@@ -314,4 +359,4 @@ def _put(where: str, name: str, out: dict[str, Any], key: str, value: Any) -> No
     out[k] = value
 
 
-__all__ = ["PLACEHOLDERS", "PromptTemplate", "TemplateError", "VERDICT_VALUES", "answer_key", "load_template"]
+__all__ = ["ANSWER_TIMEOUT", "PROBE_TIMEOUT", "PLACEHOLDERS", "PromptTemplate", "TemplateError", "VERDICT_VALUES", "answer_key", "load_template", "probe_strings"]
