@@ -88,26 +88,46 @@ def log(msg: str) -> None:
 
 
 class Stages:
-    """Run named stages once: ``<out>/stages/<name>.json`` holds each finished stage's record."""
+    """Run named stages once: ``<out>/stages/<name>.json`` holds each finished stage's record.
 
-    def __init__(self, out: Path) -> None:
+    Args:
+        out: The run directory.
+        options: The options the results depend on (JSON-able). The first run writes them to
+            ``<out>/options.json``; a later run with other values is refused (its finished stages would
+            mix two configurations). None: not checked.
+        clock, loadavg: Time and load sources (tests pass fakes).
+
+    Raises:
+        SystemExit: ``options`` differ from the ones ``out`` was begun with (names the changed keys).
+    """
+
+    def __init__(self, out: Path, options: dict[str, Any] | None = None, *, clock: Callable[[], float] = time.time,
+                 loadavg: Callable[[], tuple[float, ...]] = os.getloadavg) -> None:
         self.dir = out / "stages"
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.clock, self.loadavg = clock, loadavg
+        if options is not None:
+            check_options(out / "options.json", options)
 
     def get(self, name: str) -> dict[str, Any] | None:
-        f = self.dir / f"{name.replace(':', '_')}.json"
+        f = self._file(name)
         return json.loads(f.read_text()) if f.is_file() else None
+
+    def _file(self, name: str) -> Path:
+        """The record file of stage ``name`` (``:`` and ``/`` made ``_``: ``eval:base:arith/word``)."""
+        return self.dir / f"{name.replace(':', '_').replace('/', '_')}.json"
 
     def run(self, name: str, fn: Callable[[], Any]) -> Any:
         done = self.get(name)
         if done is not None:
+            log(f"stage {name}: finished before, skipped")
             return done["result"]
-        load0, t0 = os.getloadavg(), time.time()
+        load0, t0 = self.loadavg(), self.clock()
         log(f"stage {name} (load average {load0[0]:.2f})")
         result = fn()
-        rec = {"stage": name, "result": result, "wall_s": round(time.time() - t0, 1), "finished": round(time.time(), 1),
-               "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
-        (self.dir / f"{name.replace(':', '_')}.json").write_text(json.dumps(rec, indent=2, default=str))
+        rec = {"stage": name, "result": result, "wall_s": round(self.clock() - t0, 1), "finished": round(self.clock(), 1),
+               "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in self.loadavg()]}
+        self._file(name).write_text(json.dumps(rec, indent=2, default=str))
         log(f"stage {name} done in {rec['wall_s']:.0f} s")
         return result
 
@@ -115,6 +135,24 @@ class Stages:
         """Every finished stage's record, in the order they finished."""
         recs = [json.loads(f.read_text()) for f in self.dir.glob("*.json")]
         return sorted(recs, key=lambda r: r.get("finished", 0))
+
+
+def check_options(path: Path, options: dict[str, Any]) -> None:
+    """Write ``options`` to ``path`` the first time; later, refuse other values.
+
+    Raises:
+        SystemExit: a key whose value differs from the saved one (or is new / gone), named with both values.
+    """
+    now = json.loads(json.dumps(options, default=str))
+    if not path.is_file():
+        path.write_text(json.dumps(now, indent=2, sort_keys=True))
+        return
+    before = json.loads(path.read_text())
+    changed = sorted(k for k in set(before) | set(now) if before.get(k, "<unset>") != now.get(k, "<unset>"))
+    if changed:
+        diff = "; ".join(f"{k}: {before.get(k, '<unset>')!r} -> {now.get(k, '<unset>')!r}" for k in changed)
+        raise SystemExit(f"{path.parent} was begun with other options ({diff}); pass the same options to resume it, "
+                         "or use another --out")
 
 
 # -- data -------------------------------------------------------------------------------------------

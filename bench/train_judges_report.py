@@ -71,17 +71,24 @@ def tables(records: list[dict[str, Any]]) -> str:
                   + "".join(f"; steps with {k} DAPO resampling round(s) ({c['tir']['by_rounds'][k]['steps']} TIR, "
                             f"{c['pav']['by_rounds'][k]['steps']} no-tool): {v:.2f}"
                             for k, v in (c.get("ratio_equal_rounds") or {}).items()) + ".", ""]
-    lines += ["**Stages** (wall time, load average before -> after)", "", "| stage | wall (min) | load | result |",
-              "|---|---|---|---|"]
+    lines += stage_table(records)
+    return "\n".join(lines) + "\n"
+
+
+def stage_table(records: list[dict[str, Any]]) -> list[str]:
+    """The markdown lines of the stage table: wall time (min), 1-min load average before -> after, and
+    for a training stage its GRPO steps or Zero rounds (and whether the time limit stopped it)."""
+    lines = ["**Stages** (wall time, load average before -> after)", "", "| stage | wall (min) | load | result |",
+             "|---|---|---|---|"]
     for r in records:
         res = r["result"]
         brief = ""
-        if isinstance(res, dict) and "global_step" in res:
-            brief = f"{res['global_step']} GRPO steps" + (", stopped by the time limit" if res.get("stopped_early") else "")
-        elif isinstance(res, dict) and "rounds" in res:
+        if isinstance(res, dict) and "rounds" in res:
             brief = f"{len(res['rounds'])} Zero rounds" + (", stopped by the time limit" if res.get("stopped_early") else "")
+        elif isinstance(res, dict) and "global_step" in res:
+            brief = f"{res['global_step']} GRPO steps" + (", stopped by the time limit" if res.get("stopped_early") else "")
         lines.append(f"| {r['stage']} | {r['wall_s'] / 60:.1f} | {r['loadavg_before'][0]:.2f} -> {r['loadavg_after'][0]:.2f} | {brief} |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def plots(records: list[dict[str, Any]], out: Path) -> list[Path]:
