@@ -188,3 +188,21 @@ def test_a_saved_config_reloads_with_its_numbers(name: str, tmp_path: Path) -> N
     saved.write_text("{not json")
     with pytest.raises(RecipeError, match="config.json: invalid JSON"):
         load_recipe(str(saved))
+
+
+@pytest.mark.parametrize("text, value", [("2e-06", 2e-06), ("1e-5", 1e-5), ("1.0e-5", 1e-5), ("3", 3),
+                                         ("1_000", 1000), ("0.5", 0.5), ("-2E3", -2000.0), ("e5", "e5"),
+                                         ("1e", "1e"), (".inf", float("inf")), ("abc", "abc")])
+def test_yaml_values_read_exponent_floats(text, value) -> None:
+    """``grpo.learning_rate=2e-06`` (Python's own str of 2e-06) is a float, not the string PyYAML's
+    YAML 1.1 rule made of it (the study's policy stage crashed in AdamW: '<=' float vs str)."""
+    from judgerl.train.config import load_yaml
+
+    assert load_yaml(text) == value and type(load_yaml(text)) is type(value)
+
+
+def test_policy_override_learning_rate_in_exponent_form() -> None:
+    from judgerl.train.policy_config import load_policy_recipe
+
+    cfg = load_policy_recipe("policy-grpo", ["grpo.learning_rate=2e-06"])
+    assert cfg.grpo["learning_rate"] == 2e-06

@@ -87,14 +87,14 @@ def parse_key_values(items: List[str] | None, flag: str = "--protocol-arg") -> d
     Raises:
         ValueError: an item without ``=`` or with an empty key (names ``flag``).
     """
-    import yaml
+    from judgerl.train.config import load_yaml  # the one YAML reader (1e-5 is a float)
 
     out: dict[str, Any] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"{flag}: expected KEY=VALUE, got {item!r}")
-        out[key.strip()] = yaml.safe_load(value)
+        out[key.strip()] = load_yaml(value)
     return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -36,6 +37,34 @@ from judgerl.train.sections import (
     WarmupConfig,
     ZeroConfig,
 )
+
+
+class _Yaml12Floats(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2's float rule: ``1e-5`` / ``2e-06`` are floats (YAML 1.1,
+    which PyYAML follows, needs a dot and a signed exponent, so ``learning_rate: 1e-5`` or the
+    override ``grpo.learning_rate=2e-06`` -- Python's own ``str(2e-06)`` -- became a string)."""
+
+
+_Yaml12Floats.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                |\.[0-9_]+(?:[eE][-+][0-9]+)?
+                |[-+]?\.(?:inf|Inf|INF)
+                |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."),
+)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML (a recipe file, or one ``key=value`` override value) with YAML 1.2 floats
+    (:class:`_Yaml12Floats`): the one YAML reader of recipes, overrides and CLI ``key=value`` options.
+
+    Raises:
+        yaml.YAMLError: invalid YAML.
+    """
+    return yaml.load(text, Loader=_Yaml12Floats)  # noqa: S506 - a SafeLoader subclass
+
 
 TASKS: tuple[str, ...] = ("pairwise", "pointwise", "multitask", "tir", "regression")
 
@@ -322,7 +351,7 @@ def apply_overrides(config: TrainConfig, overrides: Iterable[str]) -> TrainConfi
         key, raw = item.split("=", 1)
         key = key.strip()
         try:
-            value = yaml.safe_load(raw) if raw.strip() else None
+            value = load_yaml(raw) if raw.strip() else None
         except yaml.YAMLError as e:
             raise RecipeError(f"override {item!r}: value is not valid YAML: {e}") from None
         head, _, rest = key.partition(".")
@@ -362,7 +391,7 @@ def read_recipe(name_or_path: str) -> tuple[Path, dict[str, Any]]:
             raise RecipeError(f"{path}: invalid JSON: {e}") from None
     else:
         try:
-            raw = yaml.safe_load(path.read_text())
+            raw = load_yaml(path.read_text())
         except yaml.YAMLError as e:
             raise RecipeError(f"{path}: invalid YAML: {e}") from None
     if not isinstance(raw, Mapping):

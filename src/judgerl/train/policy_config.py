@@ -19,7 +19,7 @@ import yaml
 from judgerl.judge.defaults import DEFAULT_MAX_NEW_TOKENS
 from judgerl.judge.expected import SCORE_MODES
 from judgerl.judge.options import JudgeOptions
-from judgerl.train.config import RecipeError, closest, read_recipe
+from judgerl.train.config import RecipeError, closest, load_yaml, read_recipe
 from judgerl.train.sections import LoraConfig
 
 POLICY_TASK = "policy"
@@ -247,7 +247,7 @@ def policy_config_from_dict(raw: Mapping[str, Any], overrides: Iterable[str] = (
             raise RecipeError(f"override {item!r}: expected key=value")
         key, value = item.split("=", 1)
         try:
-            parsed = yaml.safe_load(value) if value.strip() else None
+            parsed = load_yaml(value) if value.strip() else None
         except yaml.YAMLError as e:
             raise RecipeError(f"override {item!r}: value is not valid YAML: {e}") from None
         head, _, rest = key.strip().partition(".")
