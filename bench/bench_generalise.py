@@ -225,6 +225,10 @@ def train_phase(run: str, phase: str, args: argparse.Namespace, out: Path) -> di
     if phase == "zero" and not result.get("final_model"):
         raise SystemExit(f"zero: the stage time ({args.stage_min:g} min) stopped it after {len(result['rounds'])} "
                          "round(s); rerun the same command to continue it")
+    if result.get("final_model"):  # finished: resume-only checkpoints go (~1.6 GB each on full fine-tuning)
+        from judgerl.train.grpo import prune_checkpoints
+
+        prune_checkpoints(config.output_dir)
     return result
 
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from judgerl.train.grpo import prune_checkpoints  # noqa: E402
 from bench_policy_reward import (  # noqa: E402
     DEFAULT_DATA, SCALE, Server, agreement, base_responses, label, log, read_jsonl,
 )
@@ -128,6 +129,7 @@ def train_judge(args: Any, out: Path, arm: str, gold_dir: str) -> dict:
                            sft_steps=args.sft_steps, grpo_steps=args.judge_grpo_steps if reasoning else 0,
                            reasoning=reasoning, grpo_overrides=[f"grpo.max_completion_length={args.judge_tokens}",
                                                                 f"time_limit_min={max(1.0, args.judge_grpo_minutes)}"])
+    prune_checkpoints(out / f"judge-{arm}")  # finished: final models stay, resume-only checkpoints go
     return {**res, "model": res["grpo_model"] or res["sft_model"], "tools": False, "trained": True}
 
 
@@ -165,7 +167,10 @@ def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -
     finally:
         if server is not None:
             server.stop()
-    return result if result["global_step"] >= args.steps else None
+    if result["global_step"] < args.steps:
+        return None
+    prune_checkpoints(run_dir)  # finished: final/ and heldout/ stay (~1.6 GB per full fine-tuning checkpoint)
+    return result
 
 
 def readout(out: Path, arm: str, seed: int) -> dict:

@@ -79,6 +79,29 @@ def last_checkpoint(output_dir: str | Path) -> str | None:
     return get_last_checkpoint(str(output_dir))
 
 
+def prune_checkpoints(output_dir: str | Path) -> int:
+    """Delete every ``checkpoint-N`` directory (searched recursively) under a *finished* run's ``output_dir``.
+
+    A finished run keeps ``final/`` (and ``sft/``); its checkpoints only serve a resume, and on the embedded
+    model each full fine-tuning checkpoint is ~1.6 GB (fp32 weights + Adam state). Nothing outside
+    directories named ``checkpoint-<digits>`` is touched.
+
+    Returns:
+        The bytes freed.
+    """
+    import re
+    import shutil
+
+    root, freed = Path(output_dir), 0
+    if not root.is_dir():
+        return 0
+    for d in sorted(root.rglob("checkpoint-*")):
+        if d.is_dir() and not d.is_symlink() and re.fullmatch(r"checkpoint-\d+", d.name):
+            freed += sum(f.stat().st_size for f in d.rglob("*") if f.is_file() and not f.is_symlink())
+            shutil.rmtree(d, ignore_errors=True)
+    return freed
+
+
 def freeze_bottom(model: Any, n_layers: int) -> int:
     """Freeze the input embeddings and the first ``n_layers`` decoder blocks of ``model``.
 
