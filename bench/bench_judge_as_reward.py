@@ -112,9 +112,11 @@ class Stages:
 # -- stages --------------------------------------------------------------------------------------
 
 def split(args: Any) -> dict:
-    from judgerl.train.policy import load_prompts, split_prompts
+    """The policy runs' own split (same prompt mix, seed and function), so judges never see held-out prompts."""
+    from judgerl.train.policy import load_prompts, select_prompts, split_prompts
 
-    train, held = split_prompts(load_prompts(args.ifeval), args.heldout, args.seed)
+    prompts = select_prompts(load_prompts(args.ifeval), args.instructions, args.ifeval)
+    train, held = split_prompts(prompts, args.heldout, args.seed)
     return {"train": [i for i, _ in train], "heldout": [i for i, _ in held]}
 
 
@@ -152,6 +154,8 @@ def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -
         f"reward={'gold' if arm == 'oracle' else 'judge'}"]
     if args.train_limit:
         overrides.append(f"train_limit={args.train_limit}")
+    if args.instructions:
+        overrides.append("instructions=" + json.dumps(args.instructions))  # a YAML flow list
     if args.smoke:
         overrides += ["grpo.per_device_train_batch_size=2", "grpo.save_steps=1"]
     if arm == "rubric":
@@ -235,7 +239,8 @@ def report(args: Any, out: Path, stages: Stages) -> str:
     lines = ["## The judge-as-reward study (bench/bench_judge_as_reward.py)", "",
              f"Policy {args.policy}, judge base {args.judge}, IFEval prompts ({len(st['split']['train'])} train / "
              f"{args.heldout} held-out), gold = the programmatic IFEval checker (0-9), {args.steps} GRPO steps per "
-             f"arm (lr {args.lr}, {args.generations} generations, LoRA r {args.lora_r}), seed {args.seed}"
+             f"arm (lr {args.lr}, {args.generations} generations, LoRA r {args.lora_r}), seed {args.seed}, prompt mix "
+             f"{', '.join(args.instructions) if args.instructions else 'all IFEval prompts'}"
              + (" -- SMOKE RUN (tiny sizes: no conclusion)" if args.smoke else "") + ".", "",
              f"Command: `python bench/bench_judge_as_reward.py {' '.join(sys.argv[1:])}`", "",
              "### Static agreement with the gold (held-out records)", "",
@@ -265,13 +270,25 @@ def run_study(args: Any, stages: Stages) -> str:
     """Every stage in order (each skipped when done); returns the report."""
     out = stages.out
     sp = stages.run("split", split, args)
+    judge_arms = [a for a in JUDGE_ARMS if a in args.arms]
+    judges = {}
+    if judge_arms:
+        judges = judge_stages(args, stages, out, sp, judge_arms)
+    for arm in (a for a in ARMS if a in args.arms):
+        stages.run(f"policy-{arm}", policy, args, stages, out, arm, judges.get(arm))
+        stages.run(f"readout-{arm}", readout, out, arm, args.seed)
+    return report(args, out, stages)
+
+
+def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: list[str]) -> dict:
+    """Base responses and their gold labels, the judges of ``judge_arms`` and their static agreement."""
     stages.run("responses-train", base_responses, args, out, sp["train"][: args.label_prompts], "train")
     stages.run("responses-heldout", base_responses, args, out, sp["heldout"], "heldout")
     gold_train = stages.run("gold-train", label, args, out, "ifeval", str(out / "records-train.jsonl"), "gold-train")
     gold_held = stages.run("gold-heldout", label, args, out, "ifeval", str(out / "records-heldout.jsonl"),
                            "gold-heldout")
     judges = {}
-    for arm in JUDGE_ARMS:
+    for arm in judge_arms:
         base_arm = "reasoning" if arm == "rubric" else arm  # the rubric arm is the reasoning judge, shown rubrics
         judges[arm] = stages.run(f"judge-{base_arm}", train_judge, args, out, base_arm, gold_train["dir"])
     held_records = str(out / "records-heldout.jsonl")
@@ -281,10 +298,7 @@ def run_study(args: Any, stages: Stages) -> str:
                        tools=j["tools"], rubric=arm == "rubric")
     stages.run("agreement", agreement, out, gold_held["dir"],
                {f"{a}-{m}": str(out / "labels" / f"{a}-{m}") for a in judges for m in ("expected", "parsed")})
-    for arm in ARMS:
-        stages.run(f"policy-{arm}", policy, args, stages, out, arm, judges.get(arm))
-        stages.run(f"readout-{arm}", readout, out, arm, args.seed)
-    return report(args, out, stages)
+    return judges
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -311,8 +325,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--judge-grpo-minutes", type=float, default=30.0)
     ap.add_argument("--reserve-min", type=float, default=10.0, help="Budget kept after each policy run.")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--arms", default=",".join(ARMS), help="Comma-separated arms to run (e.g. oracle: the pilot; "
+                    "judge stages run only for the judge arms named).")
+    ap.add_argument("--instructions", default=None, help="The prompt mix: comma-separated IFEval instruction id "
+                    "prefixes a prompt must have one of (default all prompts); the split and every arm use it.")
     ap.add_argument("--smoke", action="store_true", help="2 steps and tiny sizes everywhere: checks the pipeline.")
     args = ap.parse_args(argv)
+    args.arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    unknown = sorted(set(args.arms) - set(ARMS))
+    if unknown or not args.arms:
+        ap.error(f"--arms: unknown arm(s) {unknown}; choose from {', '.join(ARMS)}")
+    args.instructions = [i.strip() for i in args.instructions.split(",") if i.strip()] if args.instructions else None
     args.ifeval = args.data / "ifeval" / "input_data.jsonl"
     if args.smoke:
         args.heldout, args.label_prompts, args.steps, args.eval_every, args.train_limit = 2, 2, 2, 1, 4
@@ -321,10 +344,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+#: Options that only choose what runs now (may change between invocations of one ``--out``).
+STAGE_OPTIONS = ("arms", "budget_min", "reserve_min", "out")
+
+
+def check_same_options(path: Path, now: dict[str, str]) -> None:
+    """Refuse to resume a study directory with other values of options its results depend on.
+
+    Raises:
+        SystemExit: naming ``path`` and the options that differ.
+    """
+    if not path.is_file():
+        return
+    before = json.loads(path.read_text())
+    changed = sorted(k for k in now if k in before and k not in STAGE_OPTIONS and before[k] != now[k])
+    if changed:
+        raise SystemExit(f"{path}: this study ran with other values of {', '.join(changed)} ("
+                         + "; ".join(f"{k}: {before[k]} -> {now[k]}" for k in changed)
+                         + "); use another --out or the same values")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "args.json").write_text(json.dumps({k: str(v) for k, v in vars(args).items()}, indent=2))
+    now = {k: str(v) for k, v in vars(args).items()}
+    check_same_options(args.out / "args.json", now)
+    (args.out / "args.json").write_text(json.dumps(now, indent=2))
     print(run_study(args, Stages(args.out, args.budget_min)))
 
 

@@ -20,6 +20,17 @@ generation: for ``judgerl`` that is judgerl's own fixed cost (CLI, data loading,
 metrics, report, plot, audit, interpreter start/exit), for ``plain`` the interpreter's start and exit.
 Target (issue 27): judgerl's rest <= 1.5 s, i.e. its wall minus generation <= import + model load +
 1.5 s. The load average is printed around every run: on a shared machine the figures are under load.
+
+The same two processes also time a small eval as a user sees it (issue 27's second target: whole
+processes, each with its own imports and model load)::
+
+    python bench/bench_startup.py --pairs 4 --max-new-tokens 64 --batch-size 16 --no-force-answer --rounds 3
+    python bench/bench_startup.py --pairs 100 --max-new-tokens 64 --batch-size 16 --no-force-answer --rounds 1
+
+``judgerl eval --limit PAIRS --max-new-tokens N --model-arg batch_size=B`` against the plain script
+running greedy ``generate`` (up to N new tokens, ending at EOS as the eval does) on the same 2 x PAIRS
+prompts one at a time, as a harness's loop does; the printed speed-up is plain wall / judgerl wall
+(targets: >= 3x on 4 pairs, >= 6x on 100 pairs), with the new tokens each side generated.
 """
 
 from __future__ import annotations
@@ -38,6 +49,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = Path(os.environ.get("JUDGERL_SHARED_DATA", REPO.parent / "shared" / "data")) / "llmbar" / "natural.json"
 TARGET_REST_S = 1.5
+#: Whole-process speed-up targets of issue 27 (plain loop wall / judgerl wall), by number of pairs.
+TARGET_SPEEDUP = {4: 3.0, 100: 6.0}
 
 
 def _judgerl_child(spec: dict[str, Any]) -> dict[str, Any]:
@@ -87,12 +100,16 @@ def _judgerl_child(spec: dict[str, Any]) -> dict[str, Any]:
     timed(report, "plot_accuracy_by_source", "plot_s")
     from judgerl.cli.main import main
 
-    argv = ["eval", "--model", spec["model"], "--data", spec["data"], "--limit", "1", "--max-new-tokens", "1",
+    argv = ["eval", "--model", spec["model"], "--data", spec["data"], "--limit", str(spec["pairs"]),
+            "--max-new-tokens", str(spec["max_new_tokens"]), "--model-arg", f"batch_size={spec['batch_size']}",
             "--out", spec["out"], "--overwrite", "--no-progress"] + (["--force-answer"] if spec["force_answer"] else [])
     sys.argv = ["judgerl", *argv]
     rc = main()  # as the console script calls it (argv None: the command's exit path)
     if rc != 0:
         raise SystemExit(f"judgerl eval exited {rc}")
+    with open(Path(spec["out"]) / "judgments.jsonl", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    timing["new_tokens"] = sum(r.get("completion_tokens") or 0 for r in rows)
     return {"import_s": t_import, **timing, "in_process_s": time.perf_counter() - t0, "end_time": time.time()}
 
 
@@ -107,13 +124,16 @@ def _plain_child(spec: dict[str, Any]) -> dict[str, Any]:
     model = AutoModelForCausalLM.from_pretrained(spec["model_path"], dtype=torch.float32)
     model.eval()
     t2 = time.perf_counter()
+    new_tokens = 0
     with torch.inference_mode():
         for messages in spec["prompts"]:
             enc = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
-            model.generate(**enc, max_new_tokens=1, do_sample=False, pad_token_id=tok.eos_token_id)
+            out = model.generate(**enc, max_new_tokens=spec["max_new_tokens"], do_sample=False,
+                                 pad_token_id=tok.eos_token_id)
+            new_tokens += int(out.shape[1] - enc["input_ids"].shape[1])
     t3 = time.perf_counter()
     return {"import_s": t1 - t0, "load_s": t2 - t1, "generate_s": t3 - t2, "in_process_s": t3 - t0,
-            "end_time": time.time()}
+            "new_tokens": new_tokens, "end_time": time.time()}
 
 
 def _spawn(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -136,15 +156,16 @@ def _spawn(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
     return res
 
 
-def _prompts(model: str, data: str) -> tuple[str, list[list[dict[str, str]]]]:
-    """The model directory and the PaV prompts of the first pair in both orders (what the eval judges)."""
+def _prompts(model: str, data: str, pairs: int = 1) -> tuple[str, list[list[dict[str, str]]]]:
+    """The model directory and the PaV prompts of the first ``pairs`` pairs in both orders (what the eval
+    judges)."""
     from judgerl.backends.models import resolve_hf_path
     from judgerl.data import load_pairs
     from judgerl.protocols import get_protocol
 
-    pair = load_pairs(data, limit=1).pairs[0]
     proto = get_protocol("pav")
     prompts = [[dict(m) for m in proto.build(pair.prompt, list(r))]
+               for pair in load_pairs(data, limit=pairs).pairs
                for r in ((pair.chosen, pair.rejected), (pair.rejected, pair.chosen))]
     return resolve_hf_path(model), prompts
 
@@ -153,6 +174,7 @@ def _row(r: dict[str, Any]) -> str:
     return (f"{r['kind']:8s} wall {r['wall_s']:6.2f}  import {r['import_s']:5.2f}  load {r['load_s']:5.2f}  "
             f"generate {r['generate_s']:5.2f}  rest {r['rest_s']:5.2f} = start {r['start_s']:4.2f} + exit "
             f"{r['exit_s']:4.2f} + in-process {r['rest_s'] - r['start_s'] - r['exit_s']:4.2f}  "
+            f"new tokens {r.get('new_tokens', 0)}  "
             f"(load avg {r['load_before']:.2f} -> {r['load_after']:.2f})")
 
 
@@ -163,15 +185,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--no-force-answer", action="store_true", help="Run the eval without --force-answer.")
+    ap.add_argument("--pairs", type=int, default=1, help="Pairs judged (x 2 orders) by both processes.")
+    ap.add_argument("--max-new-tokens", type=int, default=1, help="New tokens per generation, both sides.")
+    ap.add_argument("--batch-size", type=int, default=16, help="judgerl's backend batch_size.")
     ap.add_argument("--json", type=Path, help="Also write every run as JSON here.")
     args = ap.parse_args(argv)
-    model_path, prompts = _prompts(args.model, args.data)
+    model_path, prompts = _prompts(args.model, args.data, args.pairs)
     runs: list[dict[str, Any]] = []
     print(f"model {args.model} ({model_path}); data {args.data}; {os.cpu_count()} CPUs; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as out:
         spec = {"model": args.model, "data": args.data, "out": out, "force_answer": not args.no_force_answer,
-                "model_path": model_path, "prompts": prompts}
+                "model_path": model_path, "prompts": prompts, "pairs": args.pairs,
+                "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size}
         for k in range(args.rounds):
             for kind in ("judgerl", "plain"):
                 r = _spawn(kind, spec)
@@ -191,6 +217,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"judgerl fixed cost beyond import + model load + generation: {rest:.2f} s (target <= {TARGET_REST_S} s: "
           f"{'met' if rest <= TARGET_REST_S else 'NOT met'}); plain script's rest (interpreter start/exit): "
           f"{statistics.median(r['rest_s'] for r in runs if r['kind'] == 'plain'):.2f} s")
+    ratios = [p["wall_s"] / j_["wall_s"] for j_, p in zip(j, (r for r in runs if r["kind"] == "plain"))]
+    target = TARGET_SPEEDUP.get(args.pairs)
+    print(f"whole-process speed-up, plain loop wall / judgerl wall: {statistics.median(ratios):.2f}x (rounds "
+          + ", ".join(f"{x:.2f}" for x in ratios) + ")"
+          + (f"; target >= {target:g}x: {'met' if statistics.median(ratios) >= target else 'NOT met'}" if target else ""))
     if args.json:
         args.json.write_text(json.dumps(runs, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -76,3 +76,29 @@ def test_study_smoke_end_to_end(study, tmp_path, shared_data):
     text = (out / "results.md").read_text()
     assert "| oracle |" in text and "| rubric |" in text and (out / "arms.png").is_file()
     assert all("load_start" in v for v in stages.values())
+
+
+def test_arms_and_prompt_mix_options(study):
+    args = study.parse_args(["--arms", "oracle", "--instructions", "punctuation:no_comma, change_case:", "--out", "x"])
+    assert args.arms == ["oracle"] and args.instructions == ["punctuation:no_comma", "change_case:"]
+    with pytest.raises(SystemExit):
+        study.parse_args(["--arms", "oracle,nope"])
+
+
+def test_split_uses_the_policy_runs_prompt_mix_and_split(study, shared_data):
+    from judgerl.train.policy import load_prompts, select_prompts, split_prompts
+
+    args = study.parse_args(["--data", str(shared_data), "--instructions", "punctuation:no_comma", "--heldout", "5"])
+    sp = study.split(args)
+    prompts = select_prompts(load_prompts(args.ifeval), ["punctuation:no_comma"], args.ifeval)
+    train, held = split_prompts(prompts, 5, 0)
+    assert sp["heldout"] == [i for i, _ in held] and sp["train"] == [i for i, _ in train]
+    assert not set(sp["heldout"]) & set(sp["train"])
+
+
+def test_a_changed_option_is_refused_on_resume(study, tmp_path):
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps({"lr": "2e-06", "arms": "['oracle']", "steps": "50"}))
+    study.check_same_options(path, {"lr": "2e-06", "arms": "['oracle', 'reasoning']", "steps": "50"})  # arms may change
+    with pytest.raises(SystemExit, match="lr: 2e-06 -> 1e-05"):
+        study.check_same_options(path, {"lr": "1e-05", "arms": "['oracle']", "steps": "50"})

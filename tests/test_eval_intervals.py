@@ -77,3 +77,17 @@ def test_bootstrap_summary_warns_and_never_claims_zero_width():
     assert ci == list(percentile_interval(reps)) and f"< {MIN_BOOTSTRAP_N}" in warning
     ci, warning = bootstrap_summary(reps, n=100)
     assert ci is not None and ci[0] < 0 < ci[1] and warning is None
+
+
+def test_closed_form_wilson_equals_scipy_on_a_grid():
+    """The closed-form Wilson interval (no scipy.stats import at start-up) gives scipy's values."""
+    from scipy.stats import binomtest
+
+    from judgerl.eval.intervals import proportion_ci
+
+    for n in (1, 2, 3, 7, 10, 33, 200):
+        for k in range(n + 1):
+            for conf in (0.5, 0.9, 0.95, 0.99):
+                ref = binomtest(k, n).proportion_ci(confidence_level=conf, method="wilson")
+                lo, hi = proportion_ci(k, n, conf)
+                assert abs(lo - ref.low) < 1e-12 and abs(hi - ref.high) < 1e-12, (k, n, conf)

@@ -5,9 +5,11 @@ same -- one pair, or 10 of 10 correct -- and so claims certainty exactly where t
 Hence:
 
 * **Proportions** (a fraction of successes out of n): the Wilson score interval (Wilson 1927,
-  "Probable inference, the law of succession, and statistical inference", JASA 22(158)) through
-  ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``; ``method="exact"`` gives the
-  Clopper-Pearson interval (Clopper & Pearson 1934, Biometrika 26(4)). Both have positive width
+  "Probable inference, the law of succession, and statistical inference", JASA 22(158)), in closed
+  form: (p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n) with z the normal quantile
+  (Wilson 1927, Eq. 1; the values of ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``,
+  without importing scipy.stats, ~0.6 s of every command's start-up); ``method="exact"`` gives the
+  Clopper-Pearson interval (Clopper & Pearson 1934, Biometrika 26(4)) through scipy. Both have positive width
   for every n >= 1 (10/10 -> [0.72, 1.0]).
 * **Means of values in [0, 1]** (a pair's accuracy over its two orders, an arena prompt's
   weighted score): the same Wilson interval, with the mean as the proportion and n the number of
@@ -56,8 +58,6 @@ def proportion_ci(successes: int, n: int, confidence: float = 0.95, method: Meth
     Raises:
         ValueError: counts out of range, ``confidence`` not in (0, 1), an unknown method.
     """
-    from scipy.stats import binomtest
-
     _check_confidence(confidence)
     if method not in ("wilson", "exact"):
         raise ValueError(f"method must be 'wilson' or 'exact', got {method!r}")
@@ -65,8 +65,24 @@ def proportion_ci(successes: int, n: int, confidence: float = 0.95, method: Meth
         raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
     if n == 0:
         return None
+    if method == "wilson":
+        return _wilson(int(successes), int(n), confidence)
+    from scipy.stats import binomtest
+
     ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence, method=method)
     return float(ci.low), float(ci.high)
+
+
+def _wilson(k: int, n: int, confidence: float) -> tuple[float, float]:
+    """Wilson score interval of k successes in n >= 1 trials (Wilson 1927, Eq. 1), clipped to [0, 1]."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p, z2 = k / n, z * z
+    denom = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    return (0.0 if k == 0 else max(0.0, center - half)), (1.0 if k == n else min(1.0, center + half))
 
 
 def mean_ci(values: Sequence[float] | np.ndarray, confidence: float = 0.95,
