@@ -74,7 +74,7 @@ JUDGES: dict[str, tuple[str, bool, bool]] = {
     "distill": ("distill:rl", True, False),
     "zero": ("zero:zero", True, False),
 }
-#: Options that only choose which stages run (left out of ``options.json``).
+#: Options that only choose which stages run (left out of ``options.json``: :func:`run_options.check_options`).
 SELECTORS = ("out", "runs", "judges", "domains", "command")
 
 
@@ -321,17 +321,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def options_of(args: argparse.Namespace) -> dict[str, Any]:
-    """The options the results depend on (``options.json``): every argument but :data:`SELECTORS`."""
-    return {k: v for k, v in sorted(vars(args).items()) if k not in SELECTORS}
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stages = Stages(out, options_of(args))
+    stages = Stages(out, vars(args), selectors=SELECTORS)  # options.json: every argument but SELECTORS
     t0 = time.time()
     data = stages.run("data", lambda: build_mixture(args, out))
     for run in [r for r in args.runs.split(",") if r]:

@@ -46,6 +46,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from judgerl.train.grpo import prune_checkpoints  # noqa: E402
+from run_options import check_options  # noqa: E402  (bench/run_options.py)
 from bench_policy_reward import (  # noqa: E402
     DEFAULT_DATA, SCALE, Server, agreement, base_responses, label, log, read_jsonl,
 )
@@ -348,28 +349,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 STAGE_OPTIONS = ("arms", "budget_min", "reserve_min", "out")
 
 
-def check_same_options(path: Path, now: dict[str, str]) -> None:
-    """Refuse to resume a study directory with other values of options its results depend on.
-
-    Raises:
-        SystemExit: naming ``path`` and the options that differ.
-    """
-    if not path.is_file():
-        return
-    before = json.loads(path.read_text())
-    changed = sorted(k for k in now if k in before and k not in STAGE_OPTIONS and before[k] != now[k])
-    if changed:
-        raise SystemExit(f"{path}: this study ran with other values of {', '.join(changed)} ("
-                         + "; ".join(f"{k}: {before[k]} -> {now[k]}" for k in changed)
-                         + "); use another --out or the same values")
-
-
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    now = {k: str(v) for k, v in vars(args).items()}
-    check_same_options(args.out / "args.json", now)
-    (args.out / "args.json").write_text(json.dumps(now, indent=2))
+    # values as text, as args.json has always held them (a study begun before compares the same)
+    check_options(args.out / "args.json", {k: str(v) for k, v in vars(args).items()}, selectors=STAGE_OPTIONS)
     print(run_study(args, Stages(args.out, args.budget_min)))
 
 

@@ -37,7 +37,7 @@ import httpx
 
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.serve.app import ServeConfig, create_app
-from judgerl.serve.runner import ServerThread
+from judgerl.serve.server_thread import ServerThread
 from judgerl.types import Completion, Messages
 
 REPO = Path(__file__).resolve().parents[1]
@@ -199,7 +199,7 @@ class ServerProcess:
     def __init__(self, model: str, latency_ms: float, max_new_tokens: int, cfg: ServeConfig) -> None:
         import multiprocessing
 
-        from judgerl.serve.runner import free_port
+        from judgerl.serve.server_thread import free_port
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"

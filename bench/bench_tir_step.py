@@ -18,6 +18,13 @@ dropped as warm-up) and the script prints, per kind, the mean seconds per step a
 plus the generated tokens per rollout and the load average. Run it alone on the machine::
 
     python bench/bench_tir_step.py --reps 2 --steps 4
+    python bench/bench_tir_step.py --shipped --reps 2 --steps 3   # no runs/proof needed
+
+``--shipped`` continues the shipped TIR judge (``smollm2-135m-judge``'s package adapter) in both kinds: the
+no-tool step with ``j1-pav-distill`` (PaV, no tools), the TIR step with ``tir-judge-distill``, both on
+``--pairs`` arithmetic pairs built from GSM8K ``train.jsonl`` (``data.builder=gsm8k-arith``) with the proof
+run's shared settings (LoRA r=16 on all blocks, 8 rollouts of 4 generations). Same model, same pairs: the
+ratio is the cost of the tool loop itself.
 
 Raises (exits with the message): a missing config or adapter.
 """
@@ -134,6 +141,47 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
+def proof_runs(args: argparse.Namespace) -> dict[str, tuple[Path, Path]]:
+    """``{kind: (config.json, adapter)}`` of the proof run's trained judges (exits when one is missing)."""
+    runs = {"plain": args.proof / "train" / args.plain_run, "tir": args.proof / "train" / args.tir_run}
+    for kind, d in runs.items():
+        for need in (d / "config.json", d / "final" / "adapter"):
+            if not need.exists():
+                raise SystemExit(f"{need}: not found ({kind} run; pass --proof / --{kind}-run, or --shipped)")
+    return {kind: (d / "config.json", d / "final" / "adapter") for kind, d in runs.items()}
+
+
+#: --shipped: the recipe of each kind, and the proof run's shared settings (bench/bench_train_judges.py COMMON).
+SHIPPED_RECIPES = {"plain": "j1-pav-distill", "tir": "tir-judge-distill"}
+SHIPPED_SET = ["lora.r=16", "lora.alpha=32", "lora.top_layers=0", "grpo.per_device_train_batch_size=8",
+               "grpo.num_generations=4", "dapo.max_sampling_rounds=1"]
+
+
+def shipped_runs(data: Path, pairs: int, tmp: Path) -> dict[str, tuple[Path, Path]]:
+    """``{kind: (config.json, adapter)}`` continuing the shipped TIR judge's package adapter in both kinds.
+
+    Raises:
+        SystemExit: ``data/gsm8k/train.jsonl`` is missing, or the package holds no shipped adapter.
+    """
+    from judgerl.backends.named import ADAPTER_FILES, package_adapter_dir
+    from judgerl.train.config import load_recipe
+
+    source = data / "gsm8k" / "train.jsonl"
+    adapter = package_adapter_dir("smollm2-135m-judge")
+    if not source.is_file():
+        raise SystemExit(f"{source}: not found (pass --data, the folder holding gsm8k/train.jsonl)")
+    if not all((adapter / f).is_file() for f in ADAPTER_FILES):
+        raise SystemExit(f"{adapter}: the package holds no shipped adapter")
+    out = {}
+    for kind, recipe in SHIPPED_RECIPES.items():
+        cfg = load_recipe(recipe, [*SHIPPED_SET, "data.builder=gsm8k-arith", f"data.source={source}",
+                                   f"data.limit={pairs}"])
+        path = tmp / f"{kind}-config.json"
+        path.write_text(json.dumps(cfg.to_dict(), indent=2))
+        out[kind] = (path, adapter)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--proof", type=Path, default=Path("runs/proof"), help="bench_train_judges output dir")
@@ -142,23 +190,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=4, help="GRPO steps per run (the first is dropped)")
     ap.add_argument("--reps", type=int, default=2, help="interleaved repetitions of (plain, tir)")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows and summary here")
+    ap.add_argument("--shipped", action="store_true", help="continue the shipped TIR judge in both kinds "
+                    "(no runs/proof needed; see the module docstring)")
+    ap.add_argument("--pairs", type=int, default=64, help="--shipped: arithmetic training pairs")
+    ap.add_argument("--data", type=Path, default=Path(os.environ.get("JUDGERL_SHARED_DATA", "../shared/data")),
+                    help="--shipped: the shared data folder (gsm8k/train.jsonl)")
     args = ap.parse_args(argv)
     if args.steps < 2:
         ap.error("--steps must be >= 2 (the first step of each run is dropped)")
-    runs = {"plain": args.proof / "train" / args.plain_run, "tir": args.proof / "train" / args.tir_run}
-    for kind, d in runs.items():
-        for need in (d / "config.json", d / "final" / "adapter"):
-            if not need.exists():
-                raise SystemExit(f"{need}: not found ({kind} run; pass --proof / --{kind}-run)")
-    _install_timers()
-    load0 = os.getloadavg()
-    t0 = time.time()
-    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-tir-step-") as tmp:
+        runs = shipped_runs(args.data, args.pairs, Path(tmp)) if args.shipped else proof_runs(args)
+        _install_timers()
+        load0 = os.getloadavg()
+        t0 = time.time()
+        rows: list[dict[str, Any]] = []
         for rep in range(args.reps):
             for kind in KINDS:
-                d = runs[kind]
-                got = run_kind(kind, d / "config.json", d / "final" / "adapter", args.steps, Path(tmp) / f"{kind}-{rep}")
+                config, adapter = runs[kind]
+                got = run_kind(kind, config, adapter, args.steps, Path(tmp) / f"{kind}-{rep}")
                 rows += got
                 print(f"rep {rep} {kind}: " + ", ".join(f"step {r['step']} {r['step_s']:.1f} s" for r in got),
                       file=sys.stderr, flush=True)

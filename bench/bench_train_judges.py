@@ -49,6 +49,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 DEFAULT_DATA = Path(os.environ.get("JUDGERL_SHARED_DATA", REPO.parent / "shared" / "data"))
 
+from run_options import check_options  # noqa: E402  (bench/run_options.py)
 from train_judges_report import write_report  # noqa: E402  (bench/train_judges_report.py)
 
 #: Training runs: recipe, share of the training budget (SFT and GRPO together; ``pav-verdict`` has no time
@@ -92,22 +93,24 @@ class Stages:
 
     Args:
         out: The run directory.
-        options: The options the results depend on (JSON-able). The first run writes them to
-            ``<out>/options.json``; a later run with other values is refused (its finished stages would
-            mix two configurations). None: not checked.
+        options: The command-line options (JSON-able), kept in ``<out>/options.json``: a later run with other
+            values of those the results depend on is refused (its finished stages would mix two
+            configurations; :func:`run_options.check_options`). None: not checked.
+        selectors: The options that only choose what runs now (not compared, not kept).
         clock, loadavg: Time and load sources (tests pass fakes).
 
     Raises:
         SystemExit: ``options`` differ from the ones ``out`` was begun with (names the changed keys).
     """
 
-    def __init__(self, out: Path, options: dict[str, Any] | None = None, *, clock: Callable[[], float] = time.time,
+    def __init__(self, out: Path, options: dict[str, Any] | None = None, *, selectors: tuple[str, ...] = (),
+                 clock: Callable[[], float] = time.time,
                  loadavg: Callable[[], tuple[float, ...]] = os.getloadavg) -> None:
         self.dir = out / "stages"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.clock, self.loadavg = clock, loadavg
         if options is not None:
-            check_options(out / "options.json", options)
+            check_options(out / "options.json", options, selectors=selectors)
 
     def get(self, name: str) -> dict[str, Any] | None:
         f = self._file(name)
@@ -135,24 +138,6 @@ class Stages:
         """Every finished stage's record, in the order they finished."""
         recs = [json.loads(f.read_text()) for f in self.dir.glob("*.json")]
         return sorted(recs, key=lambda r: r.get("finished", 0))
-
-
-def check_options(path: Path, options: dict[str, Any]) -> None:
-    """Write ``options`` to ``path`` the first time; later, refuse other values.
-
-    Raises:
-        SystemExit: a key whose value differs from the saved one (or is new / gone), named with both values.
-    """
-    now = json.loads(json.dumps(options, default=str))
-    if not path.is_file():
-        path.write_text(json.dumps(now, indent=2, sort_keys=True))
-        return
-    before = json.loads(path.read_text())
-    changed = sorted(k for k in set(before) | set(now) if before.get(k, "<unset>") != now.get(k, "<unset>"))
-    if changed:
-        diff = "; ".join(f"{k}: {before.get(k, '<unset>')!r} -> {now.get(k, '<unset>')!r}" for k in changed)
-        raise SystemExit(f"{path.parent} was begun with other options ({diff}); pass the same options to resume it, "
-                         "or use another --out")
 
 
 # -- data -------------------------------------------------------------------------------------------

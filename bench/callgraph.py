@@ -564,7 +564,9 @@ def main(argv: list[str] | None = None) -> int:
     trip = Walker(modules, args.max_events, parts=args.parts).walk(module, function, param)
     first_reward = next((i + 1 for i, m in enumerate(trip.stops) if m.startswith("judgerl.rewards")), None)
     print(f"walk {args.walk}: {len(trip.stops)} stops, {trip.climbs} climbs back up, {len(trip.events)} functions, "
-          f"{len(set(trip.stops))} modules; first reward module at stop {first_reward}"
+          f"{len(set(trip.stops))} modules; "
+          + (f"first reward module at stop {first_reward}" if first_reward else
+             "no reward module reached (the rewards get objects built from the value, not the value)")
           + (" (cut off)" if trip.cut_off else ""))
     if args.trip:
         prev = None

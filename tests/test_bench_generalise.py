@@ -56,13 +56,13 @@ def test_stages_record_time_and_load_and_resume_skips_finished_stages(gen, tmp_p
 
 def test_a_changed_option_is_refused_and_selectors_may_change(gen, tmp_path):
     args = gen.parse_args(["--out", str(tmp_path), "--judges", "base"])
-    gen.Stages(tmp_path, gen.options_of(args))
+    gen.Stages(tmp_path, vars(args), selectors=gen.SELECTORS)
     other = gen.parse_args(["--out", str(tmp_path), "--judges", "base,distill", "--runs", "distill", "--domains", "code"])
-    gen.Stages(tmp_path, gen.options_of(other))  # choosing stages is not a change of results
+    gen.Stages(tmp_path, vars(other), selectors=gen.SELECTORS)  # choosing stages is not a change of results
     with pytest.raises(SystemExit, match=r"n_eval: 50 -> 7"):
-        gen.Stages(tmp_path, gen.options_of(gen.parse_args(["--out", str(tmp_path), "--n-eval", "7"])))
+        gen.Stages(tmp_path, vars(gen.parse_args(["--out", str(tmp_path), "--n-eval", "7"])), selectors=gen.SELECTORS)
     with pytest.raises(SystemExit, match="overrides"):
-        gen.Stages(tmp_path, gen.options_of(gen.parse_args(["--set", "grpo.max_steps=3"])))
+        gen.Stages(tmp_path, vars(gen.parse_args(["--set", "grpo.max_steps=3"])), selectors=gen.SELECTORS)
     with pytest.raises(SystemExit):
         gen.parse_args(["--judges", "basee"])
 

@@ -99,6 +99,7 @@ def test_split_uses_the_policy_runs_prompt_mix_and_split(study, shared_data):
 def test_a_changed_option_is_refused_on_resume(study, tmp_path):
     path = tmp_path / "args.json"
     path.write_text(json.dumps({"lr": "2e-06", "arms": "['oracle']", "steps": "50"}))
-    study.check_same_options(path, {"lr": "2e-06", "arms": "['oracle', 'reasoning']", "steps": "50"})  # arms may change
+    same = {"lr": "2e-06", "arms": "['oracle', 'reasoning']", "steps": "50"}
+    study.check_options(path, same, selectors=study.STAGE_OPTIONS)  # arms may change
     with pytest.raises(SystemExit, match="lr: 2e-06 -> 1e-05"):
-        study.check_same_options(path, {"lr": "1e-05", "arms": "['oracle']", "steps": "50"})
+        study.check_options(path, {"lr": "1e-05", "arms": "['oracle']", "steps": "50"}, selectors=study.STAGE_OPTIONS)

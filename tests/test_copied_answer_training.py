@@ -38,8 +38,14 @@ def test_rewards_pay_nothing_for_a_copied_verdict():
     assert get_verdict_reward("pav")([COPY, OWN], **cols) == [0.0, 0.0]
     assert get_format_reward("pav")([COPY, OWN], **cols) == [0.0, 1.0]
     assert get_tir_reward("pav")([COPY, OWN], **cols) == [0.0, 0.0]
-    # without the column (a hand-made dataset) the copy would be read: the column is what closes it
-    assert get_verdict_reward("pav")([COPY], label=["B"]) == [1.0]
+    # without the column (a hand-made dataset) the copy could not be checked: the reward refuses the batch
+    for get in (get_verdict_reward, get_format_reward, get_tir_reward):
+        with pytest.raises(KeyError, match="'responses'"):
+            get("pav")([COPY], label=["B"])
+    with pytest.raises(ValueError, match="row 0 is None"):
+        get_verdict_reward("pav")([COPY], label=["B"], responses=[None])
+    # [] is the explicit opt-out for a prompt that shows no response
+    assert get_verdict_reward("pav")([OWN], label=["A"], responses=[[]]) == [1.0]
 
 
 def test_consistency_reward_reads_the_copy_as_invalid():

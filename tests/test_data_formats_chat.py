@@ -98,11 +98,26 @@ def test_ultrafeedback_raw_ranks_by_rating(tmp_path: Path) -> None:
     raw = {"source": "evol", "instruction": "Explain X.", "models": [], "correct_answers": [],
            "completions": [{"model": "m1", "response": "low", "fine-grained_score": 2.0},
                            {"model": "m2", "response": "high", "fine-grained_score": 4.5},
-                           {"model": "m3", "response": "same-low", "overall_score": 2.0}]}
+                           {"model": "m3", "response": "same-low", "fine-grained_score": 2.0}]}
     pairs = load_pairs(_w(tmp_path / "uf.jsonl", [raw])).pairs
     assert [(p.chosen, p.rejected, p.tie) for p in pairs] == [("high", "low", False), ("low", "same-low", True),
                                                             ("high", "same-low", False)]
     assert all(p.chosen_score >= p.rejected_score for p in pairs)
+
+
+def test_ultrafeedback_raw_never_mixes_the_two_rating_scales(tmp_path: Path) -> None:
+    """fine-grained_score is 1-5, overall_score 1-10: a completion rated only overall must not be ranked
+    against fine-grained ones (an overall 6 'beat' a fine-grained 4.5 before: a silent inversion)."""
+    raw = {"source": "evol", "instruction": "Explain X.",
+           "completions": [{"model": "m1", "response": "best", "fine-grained_score": 4.5, "overall_score": 9.0},
+                           {"model": "m2", "response": "worse", "fine-grained_score": None, "overall_score": 6.0}]}
+    # every completion has overall_score (one lacks fine-grained): the whole record is ranked on that scale
+    (pair,) = load_pairs(_w(tmp_path / "uf.jsonl", [raw])).pairs
+    assert (pair.chosen, pair.chosen_score, pair.rejected_score) == ("best", 9.0, 6.0)
+    raw["completions"][0].pop("overall_score")
+    with pytest.raises(DataFormatError, match=r"completions\[1\].fine-grained_score' is missing, and not every "
+                                              r"completion has an overall_score"):
+        load_pairs(_w(tmp_path / "uf2.jsonl", [raw]))
 
 
 def test_skywork_chat_pairs_keep_the_whole_context(tmp_path: Path) -> None:

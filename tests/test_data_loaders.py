@@ -123,6 +123,8 @@ def test_detect_real_files(shared_data: Path, rel: str, fmt: str) -> None:
         ("rmbench.json", "rmbench"),
         ("autoj_pairwise.jsonl", "autoj"),
         ("rewardbench.jsonl", "rewardbench"),
+        ("rewardbench2.jsonl", "rewardbench2"),
+        ("ppe-math-best-of-k.jsonl", "ppe-correctness"),
     ],
 )
 def test_detect_fixtures(name: str, fmt: str) -> None:
@@ -255,8 +257,9 @@ def test_autoj_fixture_labels_and_tie() -> None:
 
 def test_rewardbench_fixture() -> None:
     result = load_pairs(FIXTURES / "rewardbench.jsonl")
-    assert [p.id for p in result.pairs] == ["30", "2471", "4012"]
-    assert [p.source for p in result.pairs] == ["alpacaeval-easy", "refusals-dangerous", "hep-python"]
+    assert [p.id for p in result.pairs] == ["30", "2471", "4012", "1200"]
+    assert [p.source for p in result.pairs] == ["alpacaeval-easy", "refusals-dangerous", "hep-python",
+                                                "llmbar-natural"]  # one subset per section
     assert result.pairs[1].meta == {"chosen_model": "GPT4-Turbo", "rejected_model": "dolphin-2.0-mistral-7b",
                                     "benchmark": "rewardbench"}
     assert result.pairs[0].chosen.startswith("Boil water")

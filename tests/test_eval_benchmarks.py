@@ -217,6 +217,26 @@ def test_rewardbench_section_weighting_matches_upstream(tmp_path: Path) -> None:
     assert official["subsets"] == pytest.approx(metrics)
 
 
+def test_rewardbench_pointwise_ratings_as_upstream_run_judge_ratings(tmp_path: Path) -> None:
+    """Ratings (rewardbench/generative.py run_judge_ratings): the higher rating wins; equal ratings and a failed
+    rating are "error", which scripts/run_generative.py scores 0.5."""
+    rows = [{"prompt": f"P{k}", "chosen": f"good {k}", "rejected": f"bad {k}", "subset": s, "id": k}
+            for k, s in enumerate(["alpacaeval-easy", "mt-bench-hard", "refusals-dangerous", "math-prm"] * 3)]
+    pairs = load_pairs(_write(tmp_path / "rb.jsonl", rows)).pairs
+    def rating(text):
+        return None if text in ("bad 1", "good 6") else _text_score(text)
+    records = _pointwise_records(pairs, lambda t: rating(t) if rating(t) is not None else -1.0)
+    for r in records:
+        if r["decision"]["scores"] == [-1.0]:
+            r["decision"] = {"valid": False, "scores": [], "invalid_reason": "missing_final_answer"}
+    official = benchmark_scores(records)["rewardbench"]
+    results = defaultdict(list)
+    for row in rows:
+        a, b = rating(row["chosen"]), rating(row["rejected"])
+        results[row["subset"]].append(0.5 if a is None or b is None or a == b else float(a > b))
+    assert official["subsets"] == pytest.approx({k: sum(v) / len(v) for k, v in results.items()})
+
+
 # ---------------------------------------------------------------- RewardBench 2
 
 def _rb2_rows() -> list[dict]:
@@ -234,14 +254,23 @@ def _rb2_rows() -> list[dict]:
     return rows
 
 
-def _upstream_rb2(rows, score):
-    """reward-bench: reroll_and_score_dataset results per prompt; Ties by process_single_model; mean of subsets."""
+def _upstream_rb2(rows, score, ratings=False):
+    """reward-bench: reroll_and_score_dataset results per prompt (``ratings``: scripts/run_generative_v2.py's
+    ratings rule, failed ratings -1); Ties by process_single_model; mean of subsets."""
     by_subset = defaultdict(list)
     ties = []
     for r in rows:
         scores = [score(t) for t in r["chosen"] + r["rejected"]]
         if r["subset"] == "Ties":
             ties.append({"id": r["id"], "scores": scores, "num_correct": r["num_correct"]})
+            continue
+        if ratings:
+            valid = [x for x in scores if x != -1]
+            if not valid:
+                by_subset[r["subset"]].append(0.25)
+                continue
+            winners = [i for i, x in enumerate(scores) if x == max(valid)]
+            by_subset[r["subset"]].append((0 in winners) / len(winners))
             continue
         m = np.max(scores)
         by_subset[r["subset"]].append((1 / np.sum(np.array(scores) == m)) if scores[0] == m else 0)
@@ -274,6 +303,33 @@ def test_rewardbench2_pointwise_matches_upstream(tmp_path: Path) -> None:
     subsets, score = _upstream_rb2(rows, _text_score)
     assert official["subsets"] == pytest.approx(subsets)
     assert official["score"] == pytest.approx(score)
+
+
+def test_rewardbench2_failed_ratings_as_upstream_generative_v2(tmp_path: Path) -> None:
+    """A completion with no valid score is upstream's failed rating (-1): dropped from a best-of-4 (0.25 when
+    all four failed), scored -1 in Ties (scripts/run_generative_v2.py, rewardbench/generative_v2.py)."""
+    rows = _rb2_rows()
+    # prompt 0: one incorrect failed; 1: the correct one failed; 2: all four failed (0.25); Ties: one of each kind
+    failed = {"wrong 0-1", "right 1", "right 2", "wrong 2-0", "wrong 2-1", "wrong 2-2", "tied1 ok 0", "ref2 no 1"}
+    def rating(text):
+        return -1.0 if text in failed else _text_score(text)
+    pairs = load_pairs(_write(tmp_path / "rb2.jsonl", rows)).pairs
+    records = _pointwise_records(pairs, rating)
+    for r in records:
+        if r["decision"]["scores"] == [-1.0]:
+            r["decision"] = {"valid": False, "scores": [], "invalid_reason": "missing_final_answer"}
+    official = benchmark_scores(records)["rewardbench2"]
+    subsets, score = _upstream_rb2(rows, rating, ratings=True)
+    assert official["subsets"] == pytest.approx(subsets)
+    assert official["score"] == pytest.approx(score)
+    assert official["n_unscored_ties_completions"] == 2 and official["n_incomplete_prompts"] == 0
+    report = "\n".join(benchmark_lines({"rewardbench2": official}))
+    assert "2 Ties completions without a valid score, rated −1" in report
+    # a --limit cut through every Ties prompt: Ties is still a present subset, without a score, so no score
+    def ties_r2(r):
+        return r["pair_id"].startswith(("ref:", "tied:")) and r["pair_id"].endswith("r2")
+    cut = benchmark_scores([r for r in records if not ties_r2(r)])["rewardbench2"]
+    assert cut["subsets"]["Ties"] is None and cut["score"] is None and cut["n_incomplete_prompts"] == 6
 
 
 def test_rewardbench2_pairwise_best_of_4_and_ties_not_faked(tmp_path: Path) -> None:

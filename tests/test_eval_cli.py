@@ -51,6 +51,53 @@ def test_eval_cli_on_llmbar_writes_three_files_and_resumes(tmp_path, shared_data
     assert len(read_judgments(out / "judgments.jsonl")) == 30
 
 
+def test_eval_refuses_a_changed_run_dir_before_the_model_loads(tmp_path, shared_data, always_a_model, capsys,
+                                                              monkeypatch):
+    from judgerl.judge.options import JudgeOptions
+
+    out = tmp_path / "run"
+    argv = ["eval", "--model", always_a_model, "--data", str(shared_data / "llmbar" / "natural.json"),
+            "--limit", "2", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    capsys.readouterr()
+
+    def no_load(self, **extra):
+        raise AssertionError("the model was loaded before the run dir was checked")
+
+    monkeypatch.setattr(JudgeOptions, "make_backend", no_load)
+    for change in (["--protocol", "pas"], ["--max-new-tokens", "77"], ["--protocol-arg", "anti_hacking=true"]):
+        assert main([*argv, *change]) == 2, change
+        assert "different configuration" in capsys.readouterr().err
+    assert main(argv) == 1  # the same options pass the check and reach the model load
+    assert "the model was loaded" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra", [{}, {"tools": True, "max_tool_rounds": 2}, {"protocol": "pas", "samples": 3},
+                                   {"protocol_args": {"namespace": True}, "tools": True, "force_answer": True}])
+def test_options_identity_is_the_built_judges_config(always_a_model, extra):
+    """The pre-load identity equals the built judge's config (else a resume would be refused wrongly)."""
+    from judgerl.judge.options import JudgeOptions
+
+    opts = JudgeOptions(model=always_a_model, unsafe_sandbox=True, **extra)
+    judge = opts.make_judge(sandbox=object() if opts.tools else None)
+    assert opts.identity() == judge.config()
+
+
+def test_backend_name_is_the_loaded_backends_name(tmp_path):
+    from judgerl.backends.models import backend_name
+
+    d = tmp_path / "m"
+    d.mkdir()
+    assert backend_name("smollm2-135m") == "hf/smollm2-135m"
+    assert backend_name("hf/org/model") == "hf/org/model"
+    assert backend_name(str(d)) == f"hf/{d}"
+    assert backend_name("openai/gpt-x", base_url="http://h") == "openai/gpt-x"
+    assert backend_name("vllm/some/path") == "vllm/some/path"
+    assert backend_name("scripted/x.jsonl") == "scripted/x.jsonl"
+    with pytest.raises(ValueError, match="Unknown model"):
+        backend_name("nosuch/provider/thing")
+
+
 def test_eval_cli_pointwise_with_gold_scores(tmp_path):
     pairs = [PreferencePair(id=f"p{i}", prompt=f"q{i}", chosen=f"good {i}", rejected=f"bad {i}", source="toy",
                             chosen_score=8.0, rejected_score=float(i % 3)) for i in range(4)]

@@ -11,6 +11,7 @@ import pytest
 
 from support.judging import ev
 from judgerl.backends import SamplingParams, ScriptedBackend
+from judgerl.backends.base import Backend
 from judgerl.eval import RunConfigMismatch, first_order, plan_units, read_judgments, run_eval
 from judgerl.protocols import get_protocol
 from judgerl.types import PreferencePair
@@ -37,7 +38,7 @@ def always_a(messages, params) -> str:
     return "<think>first one</think><verdict>A</verdict>"
 
 
-class CrashingBackend:
+class CrashingBackend(Backend):
     """Delegates to a ScriptedBackend, raising on generate call number ``crash_at`` (1-based)."""
 
     def __init__(self, fn, crash_at: int) -> None:

@@ -106,7 +106,7 @@ def test_mean_mode_and_pairwise_servers():
 
 @pytest.mark.server
 def test_client_re_requests_items_the_server_failed_to_judge():
-    from judgerl.serve.runner import ServerThread
+    from judgerl.serve.server_thread import ServerThread
 
     calls = {"n": 0}
 
@@ -131,7 +131,7 @@ def test_client_re_requests_items_the_server_failed_to_judge():
 
 @pytest.mark.server
 def test_client_waits_for_a_restarting_server_and_gives_up_after_its_budget():
-    from judgerl.serve.runner import ServerThread, free_port
+    from judgerl.serve.server_thread import ServerThread, free_port
 
     judge = Judge(PROTO, ScriptedBackend(script), SamplingParams(max_new_tokens=8))
     port = free_port()

@@ -130,8 +130,9 @@ ADVERSARIAL = [
     # placeholders: SURPRISE empty [] and markdown links count as placeholders
     (1005, "12 empty []", "[] " * 12, True, True),
     (1005, "12 markdown links", "See [my site](http://x) " * 12, True, True),
-    # end phrase: the reward-hacking pattern of MISSION.md §3 (fake end marker, then a
-    # self-evaluation): strict fails; loose drops ONE last line, so a one-line tail still passes
+    # end phrase: the reward-hacking pattern of "Examining Reasoning LLMs-as-Judges in Non-Verifiable
+    # LLM Post-Training" (2025; fake end marker, then a self-evaluation): strict fails; loose drops
+    # ONE last line, so a one-line tail still passes
     (1128, "fake end marker after the phrase",
      "Negative. Is there anything else I can help with?\n--end response--", False, True),
     (1128, "end marker + self-evaluation",

@@ -117,6 +117,17 @@ def test_expected_mode_on_a_backend_without_logprobs_fails_clearly(tmp_path, cap
     assert "cannot give token probabilities" in capsys.readouterr().err
 
 
+def test_several_samples_default_to_the_mean_score_mode(tmp_path, ifeval_rows):
+    # one score-mode rule with judgerl serve (judgerl.judge.defaults.default_score_mode)
+    data = write_records(tmp_path / "recs.jsonl", records_for(ifeval_rows)[:1])
+    script = tmp_path / "s.jsonl"
+    script.write_text(json.dumps("<score>7</score>") + "\n" + json.dumps("<score>4</score>") + "\n")
+    out = tmp_path / "o"
+    assert main(["label", "--judge", f"scripted/{script}", "--data", str(data), "--out", str(out),
+                 "--samples", "2"]) == 0
+    assert {lab["mode"] for lab in read_labels(out).values()} == {"mean"}
+
+
 def test_retryable_failures_are_labelled_again(tmp_path):
     recs = [load_label_records(write_records(tmp_path / "r.jsonl", [{"id": "x", "prompt": "p", "response": "r"}]))[0][0]]
     outputs = iter([{"text": None, "finish_reason": "error", "error": "HTTP 503"}, "<score>4</score>"])

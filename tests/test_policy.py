@@ -18,7 +18,7 @@ from judgerl.cli.main import main
 from judgerl.data.errors import DataFormatError
 from judgerl.judge import Judge
 from judgerl.protocols import get_protocol
-from judgerl.rewards.judge import RewardFailure, get_judge_reward
+from judgerl.rewards.judge_reward import RewardFailure, get_judge_reward
 from judgerl.judge.scorer import JudgeScorer
 from judgerl.train.config import RecipeError
 from judgerl.train.curves import hacking_test, plot_curves, read_curves, truncate_curves
@@ -68,8 +68,16 @@ def test_policy_recipe_loads_validates_and_is_dispatched(short_ifeval, capsys):
     with pytest.raises(RecipeError, match="not a section"):
         load_policy_recipe("policy-grpo", ["gold.x=1"])
     assert main(["train", "--config", "policy-grpo", "--data", str(short_ifeval), "--reward-url",
-                 "http://127.0.0.1:1", "--dry-run"]) == 0
-    assert json.loads(capsys.readouterr().out)["reward_url"] == "http://127.0.0.1:1"
+                 "http://127.0.0.1:1", "--dry-run"]) == 2  # the run would fail: its split leaves no training prompt
+    assert "leaves no training prompt" in capsys.readouterr().err
+    assert main(["train", "--config", "policy-grpo", "--data", str(short_ifeval), "--reward-url",
+                 "http://127.0.0.1:1", "--set", "heldout=2", "--dry-run"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["reward_url"] == "http://127.0.0.1:1"
+    assert "prompts: 4 train / 2 held-out from " in out.err  # the prompts were read and split
+    assert main(["train", "--config", "policy-grpo", "--data", str(short_ifeval) + ".missing", "--reward-url",
+                 "http://127.0.0.1:1", "--dry-run"]) == 2
+    assert ".missing" in capsys.readouterr().err
     assert main(["train", "--config", "j1-pav", "--reward-url", "http://x", "--dry-run"]) == 2
 
 
@@ -214,7 +222,7 @@ def test_policy_through_reward_server_survives_a_restart(tmp_path, short_ifeval,
     from transformers import TrainerCallback
 
     from judgerl.serve.app import ServeConfig, create_app
-    from judgerl.serve.runner import ServerThread
+    from judgerl.serve.server_thread import ServerThread
     from judgerl.train.policy import run_policy
 
     def app():
@@ -258,7 +266,7 @@ def test_policy_through_reward_server_survives_a_restart(tmp_path, short_ifeval,
 @pytest.mark.server
 def test_policy_fails_loudly_with_a_checkpoint_when_the_server_stays_down(tmp_path, short_ifeval, tiny_policy):
     from judgerl.serve.app import ServeConfig, create_app
-    from judgerl.serve.runner import ServerThread
+    from judgerl.serve.server_thread import ServerThread
     from judgerl.train.policy import PolicyTrainingError, run_policy
 
     def app():

@@ -129,7 +129,7 @@ def test_serve_accepts_a_rubric_per_item_and_inline():
 
 
 def test_the_client_and_reward_send_rubrics_by_prompt():
-    from judgerl.rewards.judge import get_judge_reward, rubric_of
+    from judgerl.rewards.judge_reward import get_judge_reward, rubric_of
     from judgerl.gold.scorer import load_scorer  # noqa: F401  (the scorer factory policy training uses)
     from judgerl.judge.scorer import JudgeScorer
 

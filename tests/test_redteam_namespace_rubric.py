@@ -144,6 +144,15 @@ def test_namespace_refuses_non_text(bad) -> None:
     ("one hundred " * 30000, None),
     ("**Answer:** 42", 42),
     ("It isn't 268; it's 267.", 267),
+    # a retracted claim: the final number stated is the answer (was 42: a wrong response got credit)
+    ("The answer is 42. Actually, no: 43.", 43),
+    ("The answer is 42. Wait, it's 43.", 43),
+    ("The answer is 42 \u2014 sorry, 43.", 43),
+    ("The answer is 42. Scratch that: the answer is 43", 43),
+    ("Answer: 42. On second thought, -43.", -43),
+    ("The answer is 7. Actually, 3 different ways give it.", 7),  # a number that does not end its sentence
+    ("The answer is 7. Check it 2 or 3 different ways.", 7),  # no cue: the marked claim stands
+    ("The answer is 42. Actually, no.", 42),  # a cue with no number retracts nothing
 ])
 def test_number_of_adversarial_prose(text: str, value) -> None:
     assert number_of(text) == value

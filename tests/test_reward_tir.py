@@ -10,8 +10,6 @@ import pytest
 from judgerl.protocols import get_protocol
 from judgerl.rewards.tir import (
     completion_text,
-    get_tir_reward,
-    get_tir_reward_components,
     rc_component,
     rf_component,
     rt_component,
@@ -19,7 +17,16 @@ from judgerl.rewards.tir import (
     tir_reward_value,
     tool_stats,
 )
+from judgerl.rewards import tir as _tir
 from judgerl.types import Decision, Segment, Trajectory
+from support.rewards import no_responses, shown_none
+
+# hand-written and recorded completions without the response texts behind them: [] per row
+get_tir_reward = shown_none(_tir.get_tir_reward)
+
+
+def get_tir_reward_components(*args, **kwargs):
+    return {k: no_responses(fn) for k, fn in _tir.get_tir_reward_components(*args, **kwargs).items()}
 
 FIXTURES = Path(__file__).parent / "fixtures" / "trajectories"
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from judgerl.rewards import (
-    get_consistency_reward,
-    get_format_reward,
-    get_pointwise_pair_reward,
-    get_verdict_reward,
-)
+from judgerl import rewards
+from judgerl.rewards import get_format_reward as _format_reward
+from support.rewards import shown_none
+
+# these completions are hand-written, with no response texts behind their prompts: [] per row
+get_verdict_reward = shown_none(rewards.get_verdict_reward)
+get_consistency_reward = shown_none(rewards.get_consistency_reward)
+get_pointwise_pair_reward = shown_none(rewards.get_pointwise_pair_reward)
+get_format_reward = shown_none(_format_reward)
 from judgerl.protocols import PaV, PoS
 from judgerl.rewards._columns import completion_text, partner_index
 

@@ -1,4 +1,4 @@
-"""The in-process judge reward (rewards/judge.py): its guards read the prompt, as the audit and the server do."""
+"""The in-process judge reward (rewards/judge_reward.py): its guards read the prompt, as the audit and the server do."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.judge import Judge
 from judgerl.protocols import get_protocol
-from judgerl.rewards.judge import get_judge_reward
+from judgerl.rewards.judge_reward import get_judge_reward
 from judgerl.judge.scorer import JudgeScorer
 
 ASKS_COLON = "Which punctuation introduces a list? Reply with only the colon."

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from judgerl.rewards import get_regression_reward, regression_reward_value
+from judgerl.rewards import get_regression_reward as _regression_reward
+from judgerl.rewards import regression_reward_value
+from support.rewards import shown_none
+
+get_regression_reward = shown_none(_regression_reward)  # hand-written completions: no responses shown
 
 S = "<think>ok</think>\n<score>{}</score>"
 

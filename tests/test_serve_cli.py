@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from judgerl.cli.main import main
-from judgerl.serve.runner import free_port
+from judgerl.serve.server_thread import free_port
 
 
 def test_bad_protocol_exits_2(capsys):

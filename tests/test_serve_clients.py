@@ -15,7 +15,7 @@ import pytest
 
 from judgerl.backends import ScriptedBackend
 from judgerl.serve.app import create_app
-from judgerl.serve.runner import ServerThread
+from judgerl.serve.server_thread import ServerThread
 
 PEERS = Path(__file__).parent / "fixtures" / "peers"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -86,6 +86,17 @@ def test_openrlhf_v011_one_query_per_request_and_the_file_entry_point(pointwise,
 
 
 @pytest.mark.server
+def test_openrlhf_v011_a_bad_query_alone_is_answered_not_refused(pointwise):
+    """v0.11 sends each query of a batch in its own request and leaves None when one fails after 5 tries:
+    the left-truncated query must get the invalid reward with HTTP 200, the others their rewards."""
+    batch = peer("openrlhf_v0.8_request.json")
+    outs = [openrlhf_post(f"{pointwise.url}/get_reward", {"query": [q], "prompts": [p], "labels": [label]})
+            for q, p, label in zip(batch["query"], batch["prompts"], batch["labels"])]
+    assert [o["rewards"] for o in outs] == [[pytest.approx(0.3)], [0.0], [pytest.approx(0.6)]]
+    assert [o["reasons"] for o in outs] == [[None], ["bad_query"], [None]]
+
+
+@pytest.mark.server
 def test_openrlhf_empty_labels_are_no_reference_on_a_pairwise_server(pairwise):
     body = peer("openrlhf_v0.8_request.json")
     body["labels"] = ["13", "", "Paris"]
@@ -107,6 +118,11 @@ def test_verl_reward_loop_calls(pointwise, monkeypatch):
     assert [r["judge_valid"] for r in results] == [1.0, 0.0, 1.0]
     assert [r["judge_reason"] for r in results] == ["", "no_prompt", ""]
     assert all(set(r) == {"score", "judge_valid", "judge_reason"} for r in results)  # verl stacks them by key
+    # the legacy BatchRewardManager's one call for the whole batch: the item without a question is the bad one
+    calls = peer("verl_reward_loop_calls.json")["calls"]
+    batch = verl.compute_score_batch([c["data_source"] for c in calls], [c["solution_str"] for c in calls],
+                                     [c["ground_truth"] for c in calls], [c["extra_info"] for c in calls])
+    assert batch == results
 
 
 @pytest.mark.server

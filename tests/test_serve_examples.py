@@ -13,7 +13,7 @@ from judgerl.backends import ScriptedBackend
 from judgerl.serve.app import create_app
 from judgerl.rewards._columns import completion_text, prompt_text
 from judgerl.serve.client import JudgeClient, JudgeClientError, remote_reward
-from judgerl.serve.runner import ServerThread
+from judgerl.serve.server_thread import ServerThread
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -95,7 +95,7 @@ def test_eval_through_openai_backend_gives_hf_decisions(local_server, hf_unbatch
 def test_reward_server_on_embedded_model(embedded_model_dir, hf_unbatched):
     from judgerl.serve.app import create_app
     from judgerl.serve.client import JudgeClient
-    from judgerl.serve.runner import ServerThread
+    from judgerl.serve.server_thread import ServerThread
 
     app = create_app(hf_unbatched, "pos", params=SamplingParams(max_new_tokens=12))
     with ServerThread(app) as server, JudgeClient(server.url) as client:

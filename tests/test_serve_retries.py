@@ -16,7 +16,7 @@ from judgerl.judge import Judge
 from judgerl.protocols import get_protocol
 from judgerl.serve.app import ServeConfig, create_app
 from judgerl.serve.client import JudgeClient, JudgeClientError
-from judgerl.serve.runner import ServerThread
+from judgerl.serve.server_thread import ServerThread
 from judgerl.serve.schemas import RewardItem
 from judgerl.serve.service import JudgeService
 

@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from judgerl.backends import SamplingParams, ScriptedBackend
+from judgerl.backends.base import Backend
 from judgerl.tools.sandbox import ExecResult
 from judgerl.tools.tir import (
     OUTPUT_FENCE,
@@ -150,7 +151,7 @@ def test_invalid_arguments():
 
 
 def test_backend_returning_wrong_count_is_an_error():
-    class Broken:
+    class Broken(Backend):
         name = "broken"
 
         def generate(self, prompts, params, **kw):
@@ -169,7 +170,7 @@ def test_length_without_code_stops():
 def test_length_after_complete_block_still_executes():
     from judgerl.types import Completion
 
-    class LengthBackend:
+    class LengthBackend(Backend):
         """Round 1: a complete block, then rambling until max_new_tokens ("length")."""
 
         name = "length"

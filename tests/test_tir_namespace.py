@@ -156,5 +156,6 @@ def test_training_rows_carry_question_and_category_for_the_tir_reward() -> None:
     reward = get_tir_reward("pav")
     with_tool = "<think>x\n```python\nprint(1)\n```\n```output\n1\n```\n</think>\n<verdict>A</verdict>"
     no_tool = "<think>x</think>\n<verdict>A</verdict>"
-    cols = {"label": [rows[0]["label"]] * 2, "category": [rows[0]["category"]] * 2}
+    cols = {"label": [rows[0]["label"]] * 2, "category": [rows[0]["category"]] * 2,
+            "responses": [rows[0]["responses"]] * 2}
     assert reward([with_tool, no_tool], **cols) == [0.1, 1.0]  # a tool call on chat zeroes the format term

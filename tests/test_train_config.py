@@ -150,18 +150,31 @@ def test_overlong_reward_needs_buffer() -> None:
         cfg.validate()
 
 
-def test_cli_dry_run_and_list(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_dry_run_and_list(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
     from judgerl.cli.main import main
 
     assert main(["train", "--list-recipes"]) == 0
     assert "j1-pav" in capsys.readouterr().out
-    rc = main(["train", "--config", "j1-pos", "--data", "p.jsonl", "--max-steps", "2", "--set", "grpo.beta=0.01",
+    pairs = tmp_path / "p.jsonl"
+    pairs.write_text("".join(json.dumps({"prompt": f"q{i}", "chosen": "good", "rejected": "bad"}) + "\n"
+                             for i in range(3)))
+    rc = main(["train", "--config", "j1-pos", "--data", str(pairs), "--max-steps", "2", "--set", "grpo.beta=0.01",
                "--dry-run"])
     assert rc == 0
-    cfg = json.loads(capsys.readouterr().out)
-    assert cfg["grpo"]["max_steps"] == 2 and cfg["grpo"]["beta"] == 0.01 and cfg["data"]["path"] == "p.jsonl"
+    out = capsys.readouterr()
+    cfg = json.loads(out.out)
+    assert cfg["grpo"]["max_steps"] == 2 and cfg["grpo"]["beta"] == 0.01 and cfg["data"]["path"] == str(pairs)
+    assert f"data: 3 training pairs from {pairs}" in out.err  # the data was read as the run reads it
     assert main(["train", "--config", "j1-pav", "--dry-run"]) == 2  # no data
     assert "data.path" in capsys.readouterr().err
+    # --dry-run reads --data: a missing file or a bad line is an error before any model loads
+    assert main(["train", "--config", "j1-pav", "--data", str(tmp_path / "nope.jsonl"), "--dry-run"]) == 2
+    assert "nope.jsonl" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(pairs.read_text() + "{not json\n")
+    assert main(["train", "--config", "j1-pav", "--data", str(bad), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.jsonl" in err and "4" in err  # names the file and the line
 
 
 @pytest.mark.parametrize("override", ["grpo.max_steps=abc", "grpo.max_steps=0", "grpo.num_generations=-2",

@@ -236,8 +236,10 @@ def test_forced_answer_tir_reward_scores_a_tenth() -> None:
     comps = ["<think>x</think><verdict>A</verdict>"] * 3 + ["<think>x</think><verdict>B</verdict>"]
     trajs = [{"tool_calls": 0, "tool_errors": 0, "forced": False}, {"tool_calls": 0, "tool_errors": 0, "forced": True},
              None, {"tool_calls": 0, "tool_errors": 0, "forced": True}]
-    assert fn(comps, label=["A", "A", "A", "A"], trajectories=trajs) == [1.0, pytest.approx(0.1), 1.0, 0.0]
-    assert fn(comps[:1], label=[None]) == [None]
+    shown = [[]] * 4  # hand-written completions: no response texts behind them
+    assert fn(comps, label=["A", "A", "A", "A"], trajectories=trajs, responses=shown) == [
+        1.0, pytest.approx(0.1), 1.0, 0.0]
+    assert fn(comps[:1], label=[None], responses=shown[:1]) == [None]
 
 
 # ---------------------------------------------------------------------------------- red team

@@ -168,7 +168,7 @@ def test_chat_teacher_never_calls_a_tool_and_the_reward_sees_chat(sandbox) -> No
     assert all(j.trajectory.tool_calls == 0 and "```python" not in j.text for [j] in judged)
     reward = get_tir_reward(PAV)
     scores = reward([j.text for [j] in judged], label=[r["label"] for r in usable],
-                    category=[r["category"] for r in usable])
+                    category=[r["category"] for r in usable], responses=[r["responses"] for r in usable])
     assert set(scores) <= {0.0, 1.0} and {r["category"] for r in usable} <= {"chat", "safety"}
 
 

@@ -91,6 +91,11 @@ def test_filters_orders_and_hostile_text_in_chromium(tmp_path, browser):
     for o in orders:
         assert o.find_element("css selector", ".piece.answer").text.strip().startswith("<verdict>")
         assert "<script>window.pwned=2</script>" in o.find_element("css selector", ".piece.think").text
+    gap = browser.execute_script(
+        "const d = document.createElement('div'), t = document.createElement('span'); d.className = 'decision';"
+        "t.className = 'tag forced'; d.appendChild(t); document.body.appendChild(d);"
+        "const m = getComputedStyle(t).marginLeft; d.remove(); return m;")
+    assert gap != "0px"  # "correct" and its "forced" tag do not run together
 
     # the hostile response is shown verbatim as text; its script, tags and </think> did nothing
     shown = browser.find_element("css selector", '.pair[data-key="1:p0"] pre.response.rejected')
@@ -128,6 +133,11 @@ def test_policy_and_audit_views_render_in_chromium(tmp_path, browser):
     assert main(["audit", str(src), "--out", str(tmp_path / "audit")]) == 0
     page = write_page([run, tmp_path / "audit"], tmp_path / "view.html")
     browser.get(page.as_uri())
+    outside = browser.execute_script(
+        "const s = document.querySelector('svg.chart'), w = s.width.baseVal.value;"
+        "return [...s.querySelectorAll('text')].filter((t) => { const b = t.getBBox(); return b.x < 0 || b.x + b.width > w; })"
+        ".map((t) => t.textContent);")
+    assert outside == []  # every axis label and legend inside the chart (the last step's was cut off)
     browser.find_element("css selector", 'circle.point[data-step="2"]').click()
     assert _ids(browser) == ["2:0"]
     browser.find_element("css selector", "#pairs > .pair > .head").click()

@@ -225,6 +225,17 @@ def test_policy_view_keeps_the_rollouts_behind_each_point(tmp_path):
     assert v["steps"]["2"][0]["response"] == "answer at 2"
 
 
+def test_policy_step_keys_match_the_pages_numbers(tmp_path):
+    """A step written as 2.0 is the page's number 2: its rollouts are keyed "2", read from step-2.jsonl."""
+    run = tmp_path / "policy"
+    (run / "heldout").mkdir(parents=True)
+    (run / "curves.jsonl").write_text(json.dumps({"kind": "heldout", "step": 2.0, "n": 1, "judge_score_mean": 6.0,
+                                                  "gold_score_mean": 5.5}) + "\n")
+    (run / "heldout" / "step-2.jsonl").write_text(json.dumps({"id": "h0", "prompt": "hi", "response": "r",
+                                                              "audit": []}) + "\n")
+    assert policy_view(run)["steps"] == {"2": [{"id": "h0", "prompt": "hi", "response": "r", "audit": []}]}
+
+
 def test_arena_view_rebuilds_each_series(tmp_path):
     from judgerl.arena import load_system, run_arena
 
@@ -274,6 +285,9 @@ def test_cli_writes_the_page_and_names_bad_dirs(tmp_path, capsys):
     assert main(["view", str(a), str(b), "--out", str(out)]) == 0
     assert out.is_file() and "wrote" in capsys.readouterr().out
     assert main(["view", str(a)]) == 0 and (a / "view.html").is_file()
+    spaced = tmp_path / "my runs" / "v.html"
+    assert main(["view", str(a), "-o", str(spaced)]) == 0
+    assert f"open {spaced.resolve().as_uri()}" in capsys.readouterr().out  # a URL a browser opens ("%20")
     assert main(["view", str(tmp_path / "nope")]) == 2
     assert "not a directory" in capsys.readouterr().err
 

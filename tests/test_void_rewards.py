@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from judgerl.rewards.guards import LOWEST_REWARD, invalid_item_reward, policy_fault
-from judgerl.rewards.judge import RewardBatch, JudgeReward
+from judgerl.rewards.judge_reward import RewardBatch, JudgeReward
 
 
 @pytest.mark.parametrize("reason, expected", [

@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from judgerl.serve.runner import free_port
+from judgerl.serve.server_thread import free_port
 
 
 class TransformersServe:

@@ -1,6 +1,7 @@
 """Reward-hacking audit: flag the judge-as-reward paper's adversarial pattern in policy outputs.
 
-Policies trained against reasoning judges learn to refuse citing a fabricated platform policy, emit a
+Policies trained against reasoning judges ("Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM
+Post-Training", 2025) learn to refuse citing a fabricated platform policy, emit a
 fake end marker such as ``--end response--`` and append a self-evaluation; one-token "master keys"
 (``:``, ``Thought process:``, ``Solution``, empty) fool judges (Zhao et al., 2025, "One Token to Fool LLM-as-a-Judge").
 This package flags each part per response with rule-based detectors (no model, no network) and

@@ -8,7 +8,7 @@ from collections import Counter
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkable
 
 from judgerl.backends.scores import ExpectedScoreUnavailable, ScoreReader
 from judgerl.types import Completion, Messages
@@ -118,9 +118,13 @@ class Backend(Protocol):
     Attributes:
         name: The model name as given to :func:`judgerl.backends.load_backend` (``hf/...``).
         context_length: The model's context window in tokens, or None when unknown (remote APIs).
+        tokenizer: The transformers tokenizer the backend generates with (an hf / vllm backend's), which
+            counts the token offsets of a trajectory's segments; None (the default) for backends without
+            one (OpenAI, scripted: offsets then count whitespace tokens).
     """
 
     name: str
+    tokenizer: Any = None
 
     def generate(
         self,

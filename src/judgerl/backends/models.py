@@ -52,6 +52,42 @@ def resolve_hf_path(name: str) -> str:
     return name
 
 
+def _provider(model: str) -> tuple[str, str]:
+    """``(provider, name)`` of a model spec (see :func:`load_backend`).
+
+    Raises:
+        ValueError: unknown provider prefix.
+    """
+    if model == EMBEDDED_NAME or model in NAMED_JUDGES:
+        return "hf", model
+    if "/" in model and model.split("/", 1)[0] in PROVIDERS:
+        provider, name = model.split("/", 1)
+        return provider, name
+    if Path(model).exists():
+        return "hf", model
+    raise ValueError(
+        f"Unknown model {model!r}: use {EMBEDDED_NAME}, a local directory, or provider/name "
+        f"with provider in {PROVIDERS}"
+    )
+
+
+def backend_name(model: str, **kwargs: Any) -> str:
+    """The ``name`` the backend :func:`load_backend` builds for ``model`` will have, without building it
+    (no model loads): part of a judge's identity (:func:`judgerl.judge.identity.judge_config`).
+
+    Raises:
+        ValueError: unknown provider prefix.
+    """
+    provider, name = _provider(model)
+    if provider == "hf":
+        return model if model.startswith("hf/") else f"hf/{name}"
+    if provider == "openai":
+        return f"openai/{name}"
+    if provider == "scripted":
+        return str(kwargs.get("name", f"scripted/{name}"))
+    return model
+
+
 def load_backend(model: str, **kwargs: Any) -> Backend:
     """Create the backend for ``model``.
 
@@ -66,22 +102,12 @@ def load_backend(model: str, **kwargs: Any) -> Backend:
         ValueError: unknown provider prefix.
         ImportError: the provider's optional extra is not installed (message names the extra).
     """
-    if model == EMBEDDED_NAME or model in NAMED_JUDGES:
-        provider, name = "hf", model
-    elif "/" in model and model.split("/", 1)[0] in PROVIDERS:
-        provider, name = model.split("/", 1)
-    elif Path(model).exists():
-        provider, name = "hf", model
-    else:
-        raise ValueError(
-            f"Unknown model {model!r}: use {EMBEDDED_NAME}, a local directory, or provider/name "
-            f"with provider in {PROVIDERS}"
-        )
+    provider, name = _provider(model)
     if provider == "hf":
         from judgerl.backends.hf import HFBackend
 
         backend = HFBackend(resolve_hf_path(name), **kwargs)
-        backend.name = model if model.startswith("hf/") else f"hf/{name}"
+        backend.name = backend_name(model)
         return backend
     if provider == "openai":
         try:
@@ -93,7 +119,7 @@ def load_backend(model: str, **kwargs: Any) -> Backend:
         from judgerl.backends.vllm import VLLMBackend
 
         backend = VLLMBackend(resolve_hf_path(name), **kwargs)
-        backend.name = model
+        backend.name = backend_name(model)
         return backend
     if provider == "scripted":
         return load_scripted(name, **kwargs)

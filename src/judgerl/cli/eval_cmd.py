@@ -100,6 +100,15 @@ def eval_command(
         typer.echo(f"skipped {loaded.n_skipped} invalid records in {data}", err=True)
     if not loaded.pairs:
         fail(f"no pairs loaded from {data}")
+    info = {"data": str(Path(data).resolve()), "format": loaded.format, "limit": limit, "model_arg": model,
+            "n_skipped_records": loaded.n_skipped, "rubric_field": rubric}
+    if not overwrite:  # a run dir holding another judge's run is refused before the model load, not after
+        from judgerl.eval.store import check_resumable, run_config
+
+        try:
+            check_resumable(out, run_config(opts.identity(), opts.samples, opts.seed), info)
+        except (RunConfigMismatch, ValueError) as e:
+            fail(e)
     sandbox = open_sandbox(opts)
     backend = opts.make_backend()
     if loaded.notice:  # after the model: a model that cannot load is the one line a user sees
@@ -107,8 +116,6 @@ def eval_command(
     if verbose:
         print_runtime(backend)
     judge = opts.make_judge(backend, sandbox=sandbox)
-    info = {"data": str(Path(data).resolve()), "format": loaded.format, "limit": limit, "model_arg": model,
-            "n_skipped_records": loaded.n_skipped, "rubric_field": rubric}
     try:
         summary = run_eval(
             judge, loaded.pairs, out, samples=opts.samples, resume=not overwrite, progress=progress,

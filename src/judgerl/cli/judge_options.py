@@ -76,6 +76,9 @@ MAX_TOOL_ROUNDS_OPTION: Any = typer.Option(MAX_TOOL_ROUNDS, "--max-tool-rounds",
 UNSAFE_SANDBOX_OPTION: Any = typer.Option(False, "--unsafe-sandbox", help="With --tools python where bubblewrap is "
                                           "missing: run model-written code in the fallback executor, which is NOT a "
                                           "security boundary (or set JUDGERL_UNSAFE_SANDBOX=1).")
+SCORE_MODE_OPTION: Any = typer.Option(None, "--score-mode", help="Pointwise scores: parsed (the written score), mean "
+                                      "(of --samples judgments) or expected (probability-weighted, needs logprobs: "
+                                      "hf/openai/vllm judges). Default: mean with --samples > 1, else parsed.")
 BATCH_SIZE_OPTION: Any = typer.Option(DEFAULT_BATCH_SIZE, "--batch-size", min=1, help="Judgments per judge call "
                                       "(the backend batches inside it) and per durable write. Changes speed, never "
                                       "the results.")

@@ -17,11 +17,13 @@ from judgerl.cli.judge_options import (
     MODEL_ARG_OPTION,
     PROMPT_TEMPLATE_OPTION,
     SAMPLES_OPTION,
+    SCORE_MODE_OPTION,
     SEED_OPTION,
     TEMPERATURE_OPTION,
     fail,
     judge_options,
 )
+from judgerl.judge.defaults import default_score_mode
 
 
 def label_command(
@@ -40,8 +42,7 @@ def label_command(
     rubric: Optional[str] = typer.Option(None, "--rubric", help="Record field (dotted paths allowed) holding a "
                                          "per-record rubric shown to an LLM judge after the question; 'ifeval' "
                                          "derives it from the prompt's IFEval instructions (needs --ifeval-data)."),
-    score_mode: str = typer.Option("parsed", "--score-mode", help="LLM judges: parsed (the written score), mean "
-                                   "(of --samples judgments) or expected (probability-weighted, needs logprobs)."),
+    score_mode: Optional[str] = SCORE_MODE_OPTION,
     samples: int = SAMPLES_OPTION,
     temperature: Optional[float] = TEMPERATURE_OPTION,
     max_new_tokens: int = MAX_NEW_TOKENS_OPTION,
@@ -88,8 +89,8 @@ def label_command(
                          temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, force_answer=force_answer,
                          batch_size=batch_size)
     try:
-        scorer = load_scorer(judge, scale=parse_scale(scale), mode=score_mode, options=opts,
-                             ifeval_data=str(ifeval_data) if ifeval_data else None)
+        scorer = load_scorer(judge, scale=parse_scale(scale), mode=score_mode or default_score_mode(samples),
+                             options=opts, ifeval_data=str(ifeval_data) if ifeval_data else None)
     except ExpectedScoreUnavailable as e:
         fail(f"--score-mode expected: {e}")
     info = {"data": str(Path(data).resolve()), "limit": limit, "judge_arg": judge, "rubric": rubric}

@@ -16,6 +16,7 @@ from judgerl.cli.judge_options import (
     PROMPT_TEMPLATE_OPTION,
     PROTOCOL_ARG_OPTION,
     SAMPLES_OPTION,
+    SCORE_MODE_OPTION,
     SEED_OPTION,
     TEMPERATURE_OPTION,
     TOOLS_OPTION,
@@ -69,9 +70,7 @@ def serve_command(
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     verbose: bool = typer.Option(False, "--verbose", help="Print the runtime settings (OpenMP wait policy, "
                                  "threads) and the backend's engine at start-up."),
-    score_mode: Optional[str] = typer.Option(None, "--score-mode", help="Pointwise scores: parsed, mean or "
-                                             "expected (probability-weighted; hf/openai/vllm judges). Default: "
-                                             "mean with --samples > 1, else parsed."),
+    score_mode: Optional[str] = SCORE_MODE_OPTION,
 ) -> None:
     """Serve a judge over HTTP: /v1/judge/pairwise, /v1/judge/listwise, /v1/score, /v1/rewards, /get_reward
     (OpenRLHF), /health."""

@@ -11,8 +11,8 @@ from judgerl.cli.errors import RUNTIME_ERROR, fail
 
 def train_command(
     config: Optional[str] = typer.Option(
-        None, "--config", "-c", help="Recipe name (see --list-recipes: j1-pav, j1-pav-distill, j1-pos, j1-multitask, "
-        "tir-judge, tir-judge-distill, tir-judge-zero, score-regression, policy-grpo) or YAML path."
+        None, "--config", "-c", help="Built-in recipe name (listed by --list-recipes: j1-pav, tir-judge, "
+        "tir-judge-zero, policy-grpo, ...) or YAML path."
     ),
     overrides: List[str] = typer.Option(
         [], "--set", "-s", help="Override a recipe field: key=value, dotted for sections (grpo.max_steps=2). Repeatable."
@@ -30,7 +30,7 @@ def train_command(
     rubric: Optional[str] = typer.Option(None, "--rubric", help="Policy recipes: the training judge's per-prompt "
                                          "rubric, 'ifeval' (from the IFEval instructions) or a prompt-record field."),
     list_recipes: bool = typer.Option(False, "--list-recipes", help="List the built-in recipes and exit."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved config and exit."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved config, check its data (no model loads) and exit."),
     verbose: bool = typer.Option(False, "--verbose", help="Print the runtime settings (OpenMP wait policy, "
                                  "threads) before training."),
 ) -> None:
@@ -65,14 +65,20 @@ def train_command(
                               model=model, resume=resume, reward_url=reward_url, reward=reward, rubric=rubric)
     except RecipeError as e:
         fail(e)
-    if dry_run:
+    from judgerl.data.errors import DataFormatError
+
+    if dry_run:  # the resolved config, and its data read as the run would read it (no model loads)
+        try:
+            found = run_recipe(cfg, dry_run=True)["inputs"]
+        except (RecipeError, DataFormatError, FileNotFoundError, ValueError) as e:
+            fail(e)
         typer.echo(json.dumps(cfg.to_dict(), indent=2))
+        typer.echo(found, err=True)
         return
     if verbose:
         from judgerl.cli.judge_options import print_runtime
 
         print_runtime()
-    from judgerl.data.errors import DataFormatError
     from judgerl.train.policy import PolicyTrainingError
 
     try:

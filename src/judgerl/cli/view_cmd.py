@@ -31,7 +31,7 @@ def view_command(
         page = write_page(list(runs), target, data=data)
     for w in caught:
         typer.echo(f"warning: {w.message}", err=True)
-    typer.echo(f"wrote {page} ({page.stat().st_size / 1e6:.1f} MB); open file://{page.resolve()}")
+    typer.echo(f"wrote {page} ({page.stat().st_size / 1e6:.1f} MB); open {page.resolve().as_uri()}")
     if not serve:
         return
     server = serve_page(page.resolve(), port)

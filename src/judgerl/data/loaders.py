@@ -1,8 +1,10 @@
 """Load preference data in any supported format into canonical :class:`PreferencePair` records.
 
-Formats (see :mod:`judgerl.data.formats` for each one's fields and label rules): ``llmbar``,
-``pandalm``, ``judgebench``, ``rmbench``, ``autoj``, ``rewardbench``, ``hh-rlhf``, ``generic``
-(with a field map) and ``judgerl`` (the canonical JSONL of :func:`write_pairs_jsonl`).
+Formats (see :mod:`judgerl.data.formats` for each one's fields and label rules, and
+docs/benchmarks.md): ``llmbar``, ``pandalm``, ``judgebench``, ``rmbench``, ``autoj``, ``rewardbench``,
+``rewardbench2``, ``helpsteer3``, ``ultrafeedback``, ``chat-pairs``, ``arena``, ``mtbench-human``,
+``ppe`` (named only), ``ppe-correctness``, ``hh-rlhf``, ``generic`` (with a field map) and ``judgerl``
+(the canonical JSONL of :func:`write_pairs_jsonl`).
 Sources: JSON arrays or JSON Lines (optionally gzipped), parquet / CSV / Arrow files,
 ``save_to_disk`` directories and Hub dataset names (:func:`judgerl.data.io.iter_source`).
 

@@ -55,6 +55,9 @@ def benchmark_lines(bench: Mapping[str, Any] | None) -> list[str]:
         lines += _table(["score", *subs], [[_pct(b.get("score")), *(_pct(v) for v in subs.values())]])
         for note in b.get("notes") or []:
             lines.append(f"\n{note}; mean of the scored subsets: {_pct(b.get('mean_of_scored_subsets'))}.")
+        if b.get("n_unscored_ties_completions"):
+            lines.append(f"\n{b['n_unscored_ties_completions']} Ties completions without a valid score, rated −1 "
+                         "(upstream's failed rating).")
         lines.append("")
     if "ppe" in bench:
         b = bench["ppe"]

@@ -146,14 +146,32 @@ def completion_scores(items: Sequence[tuple[PairOutcome, Mapping[str, Any]]]
     return ({k: float(np.mean(v)) for k, v in good.items()}, {k: float(np.mean(v)) for k, v in bad.items()})
 
 
-def _best_of_n_pointwise(items: Sequence[tuple[PairOutcome, Mapping[str, Any]]], n_incorrect: int) -> float:
-    """Upstream ``reroll_and_score_dataset``: 1 / #(scores equal to the max) if the correct one holds it."""
+#: The rating upstream gives a completion whose rating failed (``rewardbench/generative_v2.py``,
+#: ``get_single_rating``: ``-1`` on error); the Ties rule scores it so.
+ERROR_RATING = -1.0
+
+
+def _ranks(items: Sequence[tuple[PairOutcome, Mapping[str, Any]]]) -> tuple[set[int], set[int]]:
+    """The correct and incorrect completions (ranks) that the prompt's judged pairs hold."""
+    return ({int(b.get("chosen_rank", 0)) for _, b in items}, {int(b.get("rejected_rank", 0)) for _, b in items})
+
+
+def _best_of_n_pointwise(items: Sequence[tuple[PairOutcome, Mapping[str, Any]]]) -> float:
+    """One non-Ties prompt from its completions' scores (``scripts/run_generative_v2.py``, ratings).
+
+    Upstream drops failed ratings, gives 0.25 when all failed, else ``(0 in winners) / len(winners)``
+    with the winners the completions holding the top valid rating; with every rating valid this is
+    ``reroll_and_score_dataset``'s ``1 / #(scores equal to the max)`` if the correct one holds it. A
+    completion without a valid judgerl score is a failed rating.
+    """
     good, bad = completion_scores(items)
-    if 0 not in good or len(bad) < n_incorrect:
-        return 0.0  # a completion without a valid score: the prompt is not solved
-    scores = np.array([good[0], *[bad[k] for k in sorted(bad)]])
-    top = np.max(scores)
-    return float(1 / np.sum(scores == top)) if scores[0] == top else 0.0
+    _, bad_ranks = _ranks(items)
+    ratings = [good.get(0), *(bad.get(k) for k in sorted(bad_ranks))]
+    valid = [r for r in ratings if r is not None]
+    if not valid:
+        return 0.25
+    winners = [k for k, r in enumerate(ratings) if r == max(valid)]
+    return (0 in winners) / len(winners)
 
 
 def rewardbench2_score(items: Sequence[tuple[PairOutcome, Mapping[str, Any]]], kind: str) -> dict[str, Any]:
@@ -164,39 +182,43 @@ def rewardbench2_score(items: Sequence[tuple[PairOutcome, Mapping[str, Any]]], k
     (:func:`_best_of_n_pairwise`). A subset's score is the mean over its prompts. Ties: upstream scores
     it with absolute ratings only (``scripts/run_generative_v2.py`` forces ratings), so it is scored
     from a pointwise judge's completion scores (:func:`ties_score`) and is ``None`` for other kinds.
-    Prompts whose pairs are not all present (``--limit``) are left out and counted. ``score`` = mean of
-    the subset scores (the leaderboard's); ``None`` when a present subset has no score
-    (``mean_of_scored_subsets`` is then the mean of the others).
+    A completion with no valid pointwise score is a failed rating, as upstream's: left out of a
+    non-Ties prompt's best-of-4 (0.25 when all failed), rated :data:`ERROR_RATING` in Ties (counted in
+    ``n_unscored_ties_completions``). Prompts whose pairs are not all present (``--limit``) are left
+    out and counted. ``score`` = mean of the subset scores (the leaderboard's); ``None`` when a present
+    subset has no score (``mean_of_scored_subsets`` is then the mean of the others).
 
     Returns:
         ``{"score", "mean_of_scored_subsets", "subsets": {subset: score}, "best_of_n_accuracy" (all
-        non-Ties prompts), "n_prompts", "n_incomplete_prompts", "notes", "source"}``.
+        non-Ties prompts), "n_prompts", "n_incomplete_prompts", "n_unscored_ties_completions", "notes",
+        "source"}``.
     """
     prompts: dict[str, list[tuple[PairOutcome, Mapping[str, Any]]]] = defaultdict(list)
     for o, b in items:
         prompts[str(b.get("record_id", o.pair_id))].append((o, b))
     results: dict[str, list[float]] = defaultdict(list)
     ties: dict[str, list[tuple[bool, float]]] = {}
-    incomplete, notes = 0, []
+    incomplete, unscored, notes = 0, 0, []
     for rid, its in prompts.items():
         b = its[0][1]
         subset = str(b.get("subset", ""))
         n_inc = int(b.get("num_incorrect", 0) or 0)
         n_cor = int(b.get("num_correct", 1) or 1)
         if subset.lower() == "ties":
-            good, bad = completion_scores(its)
-            if kind == "pointwise":
-                if len(good) < n_cor or len(bad) < n_inc:
-                    incomplete += 1
-                    continue
-                ties[rid] = [(True, good[k]) for k in sorted(good)] + [(False, bad[k]) for k in sorted(bad)]
-            results.setdefault(subset, [])
-            continue
-        if n_inc and len({int(x.get("rejected_rank", 0)) for _, x in its}) < n_inc:
+            results.setdefault(subset, [])  # present, scored or not
+        good_ranks, bad_ranks = _ranks(its)
+        if len(good_ranks) < n_cor or len(bad_ranks) < n_inc:  # a pair not judged (--limit)
             incomplete += 1
             continue
+        if subset.lower() == "ties":
+            if kind == "pointwise":
+                good, bad = completion_scores(its)
+                unscored += len(good_ranks - set(good)) + len(bad_ranks - set(bad))
+                ties[rid] = ([(True, good.get(k, ERROR_RATING)) for k in sorted(good_ranks)]
+                             + [(False, bad.get(k, ERROR_RATING)) for k in sorted(bad_ranks)])
+            continue
         if kind == "pointwise":
-            results[subset].append(_best_of_n_pointwise(its, n_inc))
+            results[subset].append(_best_of_n_pointwise(its))
         else:
             results[subset].append(_best_of_n_pairwise([o for o, _ in its]))
     subsets: dict[str, float | None] = {s: float(np.mean(v)) for s, v in sorted(results.items()) if v}
@@ -212,6 +234,7 @@ def rewardbench2_score(items: Sequence[tuple[PairOutcome, Mapping[str, Any]]], k
     return {"score": float(np.mean(scored)) if scored and len(scored) == len(subsets) else None,
             "mean_of_scored_subsets": float(np.mean(scored)) if scored else None, "subsets": subsets,
             "best_of_n_accuracy": float(np.mean(non_ties)) if non_ties else None,
-            "n_prompts": len(prompts) - incomplete, "n_incomplete_prompts": incomplete, "notes": notes,
+            "n_prompts": len(prompts) - incomplete, "n_incomplete_prompts": incomplete,
+            "n_unscored_ties_completions": unscored, "notes": notes,
             "source": "allenai/reward-bench rewardbench/utils.py reroll_and_score_dataset, process_single_model, "
-                      "_compute_prompt_stats; scripts/run_v2.py"}
+                      "_compute_prompt_stats; scripts/run_v2.py, scripts/run_generative_v2.py"}

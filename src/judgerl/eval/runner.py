@@ -35,6 +35,7 @@ from judgerl.eval.store import (
     index_existing,
     prepare_out_dir,
     read_judgments,
+    run_config,
 )
 from judgerl.backends.base import reporting_progress
 from judgerl.judge.core import Judge, Judgment, judgment_record
@@ -163,7 +164,7 @@ def run_eval(
         warnings.warn(f"samples={samples} with temperature 0: greedy samples are identical", stacklevel=2)
     units = plan_units(pairs, judge.kind, samples, judge.seed)
     by_key = {u.key: u for u in units}
-    config = {**judge.config(), "samples": samples, "seed": judge.seed}
+    config = run_config(judge.config(), samples, judge.seed)
     out = Path(out_dir)
     prepare_out_dir(out, config, info or {}, resume)
     jpath = out / JUDGMENTS_FILE

@@ -23,7 +23,7 @@ import shutil
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.eval.plan import WorkUnit, pair_hash, prompt_hash
 
@@ -184,35 +184,81 @@ def _clear_outputs(out: Path) -> None:
     shutil.rmtree(out / "plots", ignore_errors=True)
 
 
-def prepare_out_dir(out: Path, config: dict[str, Any], info: Mapping[str, Any], resume: bool) -> None:
-    """Create ``out`` and its ``run.json``, or check that a run there can be resumed.
+def run_config(judge_config: Mapping[str, Any], samples: int, seed: int) -> dict[str, Any]:
+    """The configuration a run directory records and compares on resume: the judge's identity
+    (:func:`judgerl.judge.identity.judge_config`) with the samples per item and the base seed."""
+    return {**judge_config, "samples": samples, "seed": seed}
+
+
+def whole_config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """``[]`` when two run configurations are equal as JSON, else one line saying both (probe, label runs)."""
+    new = json.loads(json.dumps(new, default=str))
+    if old == new:
+        return []
+    return [f"config {json.dumps(old, sort_keys=True)} in run.json, {json.dumps(new, sort_keys=True)} now"]
+
+
+def check_resumable(out: Path, config: Mapping[str, Any], info: Mapping[str, Any], *, results: str = JUDGMENTS_FILE,
+                    diff: Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]] = _config_diff) -> bool:
+    """Whether ``out`` holds a run that a run with ``config`` and ``info["data"]`` can resume (True), or no
+    run yet (False); writes nothing. ``judgerl eval`` calls it before loading the model; probe and label runs
+    through :func:`prepare_out_dir` with their own ``results`` file and ``diff`` (:func:`whole_config_diff`).
+
+    Args:
+        results: The results file that must not exist without a ``run.json``.
+        diff: What differs between the saved and the new configuration, one line each (eval: the judge's
+            identity keys with their defaults, :data:`CONFIG_KEYS`).
 
     Raises:
-        RunConfigMismatch: ``resume`` and the directory holds a run with another configuration or
-            other data, an unreadable run.json, or judgments without a run.json.
+        RunConfigMismatch: the directory holds a run with another configuration or other data, an
+            unreadable run.json, or results without a run.json (each names the path and what differs).
     """
-    out.mkdir(parents=True, exist_ok=True)
     run_file = out / RUN_FILE
-    if not resume:
-        _clear_outputs(out)
-    elif run_file.exists():
+    if run_file.exists():
         try:
             saved = json.loads(run_file.read_text(encoding="utf-8"))
             old = saved["config"]
         except (ValueError, KeyError, TypeError) as e:
             raise RunConfigMismatch(f"{run_file}: unreadable run configuration ({e}); use overwrite") from e
-        diff = _config_diff(old, config)
+        diffs = diff(old, config)
         old_data = (saved.get("info") or {}).get("data")
         if old_data and info.get("data") and old_data != info.get("data"):
-            diff.append(f"data: {old_data!r} in run.json, {info.get('data')!r} now")
-        if diff:
+            diffs.append(f"data: {old_data!r} in run.json, {info.get('data')!r} now")
+        if diffs:
             raise RunConfigMismatch(
-                f"{out} holds a run with a different configuration ({'; '.join(diff)}). "
+                f"{out} holds a run with a different configuration ({'; '.join(diffs)}). "
                 "Use a new output directory, or overwrite (--overwrite / resume=False) to discard it."
             )
+        return True
+    if (out / results).exists():
+        raise RunConfigMismatch(f"{out / results} exists without {RUN_FILE}; use overwrite to discard it")
+    return False
+
+
+def prepare_out_dir(out: Path, config: Mapping[str, Any], info: Mapping[str, Any], resume: bool, *,
+                    results: str = JUDGMENTS_FILE, outputs: Sequence[str] | None = None,
+                    diff: Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]] = _config_diff) -> None:
+    """Create ``out`` and its ``run.json``, or check that a run there can be resumed (:func:`check_resumable`):
+    the one run-directory rule of eval, probe and label runs.
+
+    Args:
+        results, diff: See :func:`check_resumable`.
+        outputs: The files a fresh run (``resume=False``) removes; default: the eval run's (and its plots).
+
+    Raises:
+        RunConfigMismatch: ``resume`` and the directory holds a run with another configuration or
+            other data, an unreadable run.json, or results without a run.json.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    run_file = out / RUN_FILE
+    if not resume:
+        if outputs is None:
+            _clear_outputs(out)
+        else:
+            for name in (*outputs, RUN_FILE):
+                (out / name).unlink(missing_ok=True)
+    elif check_resumable(out, config, info, results=results, diff=diff):
         return
-    elif (out / JUDGMENTS_FILE).exists():
-        raise RunConfigMismatch(f"{out / JUDGMENTS_FILE} exists without {RUN_FILE}; use overwrite to discard it")
     from judgerl import __version__
 
     payload = {"config": config, "info": dict(info), "judgerl_version": __version__,

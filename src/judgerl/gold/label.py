@@ -21,19 +21,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.data.errors import DataFormatError
-from judgerl.eval.store import JudgmentWriter, RunConfigMismatch, atomic_write_text, read_judgments
+from judgerl.eval.store import (JudgmentWriter, RunConfigMismatch, atomic_write_text, prepare_out_dir,
+                                read_judgments, whole_config_diff)
 from judgerl.judge.scorer import PointwiseScorer, ScoreItem
 from judgerl.judge.defaults import DEFAULT_BATCH_SIZE
 
 LABELS_FILE = "labels.jsonl"
-RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.json"
 
 
@@ -142,32 +141,6 @@ def ifeval_rubrics(records: Sequence[LabelRecord], ifeval_data: str | Path) -> l
     return out
 
 
-def _prepare(out: Path, config: dict[str, Any], info: Mapping[str, Any], resume: bool) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    run_file = out / RUN_FILE
-    if not resume:
-        for name in (LABELS_FILE, RUN_FILE, SUMMARY_FILE):
-            (out / name).unlink(missing_ok=True)
-    elif run_file.exists():
-        try:
-            saved = json.loads(run_file.read_text(encoding="utf-8"))
-            old, old_data = saved["config"], (saved.get("info") or {}).get("data")
-        except (ValueError, KeyError, TypeError) as e:
-            raise RunConfigMismatch(f"{run_file}: unreadable run configuration ({e}); use --overwrite") from e
-        diffs = [] if old == config else [f"judge config {json.dumps(old, sort_keys=True)} in run.json, "
-                                          f"{json.dumps(config, sort_keys=True)} now"]
-        if old_data and info.get("data") and old_data != info.get("data"):
-            diffs.append(f"data {old_data!r} in run.json, {info.get('data')!r} now")
-        if diffs:
-            raise RunConfigMismatch(f"{out} holds labels made with a different configuration ({'; '.join(diffs)}). "
-                                    "Use a new --out directory, or --overwrite to discard them.")
-        return
-    elif (out / LABELS_FILE).exists():
-        raise RunConfigMismatch(f"{out / LABELS_FILE} exists without {RUN_FILE}; use --overwrite to discard it")
-    payload = {"config": config, "info": dict(info), "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    atomic_write_text(run_file, json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
-
-
 def run_label(scorer: PointwiseScorer, records: Sequence[LabelRecord], out_dir: str | Path, *, resume: bool = True,
               batch_size: int = DEFAULT_BATCH_SIZE, info: Mapping[str, Any] | None = None,
               on_batch: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -196,7 +169,8 @@ def run_label(scorer: PointwiseScorer, records: Sequence[LabelRecord], out_dir: 
         dup = next(i for i, c in Counter(ids).items() if c > 1)
         raise ValueError(f"duplicate record id {dup!r}")
     out = Path(out_dir)
-    _prepare(out, scorer.config(), dict(info or {}), resume)
+    prepare_out_dir(out, scorer.config(), dict(info or {}), resume, results=LABELS_FILE,
+                    outputs=(LABELS_FILE, SUMMARY_FILE), diff=whole_config_diff)
     path = out / LABELS_FILE
     by_id = {r.id: r for r in records}
     done: dict[str, dict[str, Any]] = {}

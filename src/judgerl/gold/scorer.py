@@ -28,6 +28,7 @@ class GoldScorer:
     """
 
     mode = "programmatic"
+    fallback_reason: str | None = None  # the checker has no other mode to fall back from
     name = "ifeval"
     scale = (0.0, 9.0)
 

@@ -221,19 +221,12 @@ class Judge:
 
     def config(self) -> dict[str, Any]:
         """The judge's identity as JSON: model, protocol (name, kind, options), sampling, tools,
-        forcing. Two judges with the same config give the same judgments."""
-        proto: dict[str, Any] = {"name": self.protocol.name, "kind": self.protocol.kind,
-                                 **dict(sorted(self.protocol.options().items()))}
-        p = self.params
-        return {
-            "model": self.backend.name,
-            "protocol": proto,
-            "sampling": {"max_new_tokens": p.max_new_tokens, "temperature": p.temperature, "top_p": p.top_p,
-                         "stop": list(p.stop)},
-            "tools": "python" if self.tools else None,
-            "max_tool_rounds": self.max_tool_rounds if self.tools else None,
-            "force_answer": self.force_answer,
-        }
+        forcing (:func:`judgerl.judge.identity.judge_config`). Two judges with the same config give the
+        same judgments."""
+        from judgerl.judge.identity import judge_config
+
+        return judge_config(self.backend.name, self.protocol, self.params, tools=self.tools,
+                            max_tool_rounds=self.max_tool_rounds, force_answer=self.force_answer)
 
     def build(self, prompt: str, responses: Sequence[str], rubric: str | None = None) -> Messages:
         """The judge prompt for one input (``protocol.build`` with this judge's ``tools`` and tool budget, and

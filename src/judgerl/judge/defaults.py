@@ -17,4 +17,11 @@ def default_temperature(samples: int) -> float:
     return 0.0 if samples == 1 else SAMPLING_TEMPERATURE
 
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_MAX_NEW_TOKENS", "SAMPLING_TEMPERATURE", "default_temperature"]
+def default_score_mode(samples: int) -> str:
+    """THE pointwise score-mode rule where none was asked for (and where ``expected`` cannot be read):
+    ``parsed`` (the written score) for one sample, ``mean`` (of the samples' scores) for several."""
+    return "parsed" if samples == 1 else "mean"
+
+
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_MAX_NEW_TOKENS", "SAMPLING_TEMPERATURE", "default_score_mode",
+           "default_temperature"]

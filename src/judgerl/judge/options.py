@@ -82,6 +82,19 @@ class JudgeOptions:
         temp = self.temperature if self.temperature is not None else default_temperature(self.samples)
         return SamplingParams(max_new_tokens=self.max_new_tokens, temperature=temp, top_p=self.top_p)
 
+    def identity(self) -> dict[str, Any]:
+        """The :meth:`~judgerl.judge.core.Judge.config` the judge of these options will have, computed
+        without loading the model (:func:`judgerl.judge.identity.judge_config`).
+
+        Raises:
+            ValueError / TypeError: an unknown model provider, protocol or option.
+        """
+        from judgerl.backends.models import backend_name
+        from judgerl.judge.identity import judge_config
+
+        return judge_config(backend_name(self.model, **self.backend_kwargs()), self.make_protocol(), self.params(),
+                            tools=self.tools, max_tool_rounds=self.max_tool_rounds, force_answer=self.force_answer)
+
     def make_protocol(self) -> JudgeProtocol:
         """``get_protocol(protocol, **protocol_args)`` (+ ``anti_hacking``).
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from judgerl.judge.core import JudgeInput
+from judgerl.judge.defaults import default_score_mode
 from judgerl.judge.expected import SCORE_MODES, ExpectedScoreUnavailable, expected_unavailable
 
 if TYPE_CHECKING:
@@ -82,11 +83,14 @@ class PointwiseScorer(Protocol):
         name: Identity for records and reports (model name, ``ifeval``).
         scale: (min, max) of the scores.
         mode: The score mode every :class:`PointScore` it returns carries.
+        fallback_reason: Why the scorer fell back from the score mode asked for (e.g. expected scores
+            unavailable from the backend), None when it did not.
     """
 
     name: str
     scale: tuple[float, float]
     mode: str
+    fallback_reason: str | None
 
     def config(self) -> dict[str, Any]:
         """JSON identity: two scorers with the same config give the same scores (resume checks)."""
@@ -146,7 +150,7 @@ class JudgeScorer:
                 if not fallback:
                     raise ExpectedScoreUnavailable(why)
                 self.fallback_reason = why
-                mode = "mean" if samples > 1 else "parsed"
+                mode = default_score_mode(samples)
         self.mode = mode
         self.name = judge.backend.name
         self.scale = scale

@@ -30,12 +30,12 @@ from typing import Any, Mapping, Sequence
 
 from judgerl.judge.ensemble import judge_scale
 from judgerl.eval.plan import digest
-from judgerl.eval.store import JUDGMENTS_FILE, JudgmentWriter, RunConfigMismatch, atomic_write_text, read_judgments
+from judgerl.eval.store import (JUDGMENTS_FILE, RUN_FILE, JudgmentWriter, RunConfigMismatch, atomic_write_text,
+                                prepare_out_dir, read_judgments, whole_config_diff)
 from judgerl.judge import JudgeInput, judgment_record
 from judgerl.judge.defaults import DEFAULT_BATCH_SIZE
 from judgerl.probe.items import ProbePrompt, ProbeResponse, default_probes
 
-RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.md"
 PLOT_FILE = "probe_pass_rates.png"
@@ -98,28 +98,6 @@ def plan_probe(prompts: Sequence[ProbePrompt], probes: Sequence[ProbeResponse], 
         raise ValueError("nothing to probe: pairwise judges need prompts with a reference answer "
                          "(gsm8k, llmbar or a prompts file with 'reference')")
     return units
-
-
-def _prepare(out: Path, config: Mapping[str, Any], info: Mapping[str, Any], resume: bool) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    run_file = out / RUN_FILE
-    if not resume:
-        for name in _OUTPUTS:
-            if (out / name).is_file():
-                (out / name).unlink()
-    elif run_file.exists():
-        try:
-            saved = json.loads(run_file.read_text(encoding="utf-8"))["config"]
-        except (ValueError, KeyError, TypeError) as e:
-            raise RunConfigMismatch(f"{run_file}: unreadable run configuration ({e}); use overwrite") from e
-        if saved != json.loads(json.dumps(config)):
-            raise RunConfigMismatch(f"{out} holds a probe run with a different configuration; use a new output "
-                                    "directory or overwrite (--overwrite) to discard it")
-        return
-    elif (out / JUDGMENTS_FILE).exists():
-        raise RunConfigMismatch(f"{out / JUDGMENTS_FILE} exists without {RUN_FILE}; use overwrite to discard it")
-    atomic_write_text(run_file, json.dumps({"config": config, "info": dict(info)}, indent=2, ensure_ascii=False,
-                                           default=str) + "\n")
 
 
 def _record(u: ProbeUnit, result: Any) -> dict[str, Any]:
@@ -190,7 +168,7 @@ def run_probe(
     config = {"judge": judge.config(), "seed": getattr(judge, "seed", None), "samples": samples,
               "threshold": threshold}
     out = Path(out_dir)
-    _prepare(out, config, info or {}, resume)
+    prepare_out_dir(out, config, info or {}, resume, outputs=_OUTPUTS, diff=whole_config_diff)
     jpath = out / JUDGMENTS_FILE
     by_key = {u.key: u for u in units}
     done: dict[str, dict[str, Any]] = {}

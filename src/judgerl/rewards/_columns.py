@@ -137,18 +137,24 @@ RESPONSES_COLUMN = "responses"
 def row_responses(kwargs: Mapping[str, Any], n: int, reward: str) -> list[tuple[str, ...]]:
     """The responses under judgment of each row (the :data:`RESPONSES_COLUMN` column), as tuples.
 
-    A batch without the column gets ``()`` per row: no quoted-answer check, so a completion that
-    copies a response's ``</think><verdict>B</verdict>`` would be read as the judge's answer. The
-    GRPO datasets judgerl builds always carry it.
+    The column is required: without it a completion that copies a response's
+    ``</think><verdict>B</verdict>`` would be read as the judge's own answer and paid. The GRPO datasets
+    judgerl builds (:func:`judgerl.train.datasets.build_rows`) always carry it. A row whose value is an
+    empty list opts out of the quoted-answer check explicitly (a prompt that shows no response).
 
     Raises:
-        ValueError: the column has the wrong length, or a row's value is not a list of strings.
+        KeyError: the batch has no ``responses`` column (names the reward and how to add it).
+        ValueError: the column has the wrong length, or a row's value is not a list of strings (names the row).
     """
+    if kwargs.get(RESPONSES_COLUMN) is None:
+        raise KeyError(f"{reward} needs the dataset column {RESPONSES_COLUMN!r}: per row, the list of response "
+                       "texts its prompt shows, in prompt order (judgerl.train.datasets.build_rows writes it; "
+                       "[] for a row that shows none). Without it a verdict copied from a response is paid.")
     out = []
-    for i, value in enumerate(column(kwargs, RESPONSES_COLUMN, n, reward, required=False)):
+    for i, value in enumerate(column(kwargs, RESPONSES_COLUMN, n, reward)):
         if value is None:
-            out.append(())
-            continue
+            raise ValueError(f"{reward}: column {RESPONSES_COLUMN!r} row {i} is None; give the row's response "
+                             "texts (or [] when its prompt shows none)")
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) \
                 or not all(isinstance(r, str) for r in value):
             raise ValueError(f"{reward}: column {RESPONSES_COLUMN!r} row {i} must be a list of response texts, "

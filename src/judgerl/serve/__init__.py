@@ -27,7 +27,7 @@ _WHERE = {
     "ServeConfig": "judgerl.serve.service",
     "create_app": "judgerl.serve.app",
     "MicroBatcher": "judgerl.serve.batcher",
-    "ServerThread": "judgerl.serve.runner",
+    "ServerThread": "judgerl.serve.server_thread",
 }
 
 

@@ -260,11 +260,11 @@ def remote_reward(
         rubrics: Prompt text -> its rubric, sent with every item of that prompt (rubric-conditioned judging).
 
     Returns:
-        A :class:`judgerl.rewards.judge.JudgeReward` (its ``last`` holds the latest batch's scores and score
+        A :class:`judgerl.rewards.judge_reward.JudgeReward` (its ``last`` holds the latest batch's scores and score
         mode; ``client`` the :class:`JudgeClient`). It raises :class:`JudgeClientError` when the server fails,
         ``KeyError`` when ``reference_column`` is missing from the batch, and ``ValueError`` without ``prompts``.
     """
-    from judgerl.rewards.judge import JudgeReward, server_fetch
+    from judgerl.rewards.judge_reward import JudgeReward, server_fetch
 
     client = JudgeClient(url, timeout_s=timeout_s, max_retries=max_retries, max_retry_s=max_retry_s)
     reward = JudgeReward(server_fetch(client, reference_column=reference_column, score_mode=score_mode,

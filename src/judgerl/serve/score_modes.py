@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from judgerl.judge.core import Judge, Judgment
+from judgerl.judge.defaults import default_score_mode
 from judgerl.judge.expected import SCORE_MODES, expected_unavailable
 from judgerl.serve.errors import ApiError
 from judgerl.types import Decision
@@ -127,10 +128,10 @@ class ScoreModes:
             raise ApiError(400, f"score_mode applies to pointwise protocols; this server runs {proto.name!r}")
         if requested is not None and requested not in SCORE_MODES:
             raise ApiError(422, f"score_mode must be one of {', '.join(SCORE_MODES)}, got {requested!r}")
-        want = requested or self.default or ("mean" if self.samples > 1 else "parsed")
+        want = requested or self.default or default_score_mode(self.samples)
         mode, note = want, None
         if want == "expected" and self.expected_why is not None:
-            mode, note = ("mean" if self.samples > 1 else "parsed"), self.expected_why
+            mode, note = default_score_mode(self.samples), self.expected_why
             self.counts["score_mode_fallback"] += 1
         return ScoreMode(mode, want, note, 1 if mode == "parsed" else self.samples)
 

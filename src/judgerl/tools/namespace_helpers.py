@@ -21,8 +21,9 @@ host and the sandbox read every text the same way.
   else its last number. Thousands separators (``23,060``), signs (``-45``, ``−45``),
   decimals and ``$`` / ``%`` around the number are read; numbers written in English words
   (``two hundred sixty-seven``, ``minus forty-five``) count as numbers; a number in a power, a
-  fraction or a date (``10^100``, ``1/2``) or after ``not`` is no claim, and ``42 or 43`` states no one
-  number. Returns an ``int`` when the value is whole, else a ``float``; None when the text states no number.
+  fraction or a date (``10^100``, ``1/2``) or after ``not`` is no claim, ``42 or 43`` states no one
+  number, and a correction right before a number (``The answer is 42. Actually, no: 43.``) retracts the
+  claim before it. Returns an ``int`` when the value is whole, else a ``float``; None when the text states no number.
 * :func:`passes` -- how many test lines a response's code passes, run **apart** from the judge's
   code: in a forked child whose output is discarded, so the response cannot print, exit early for,
   patch or rebind anything of the judge's program or the other response's check (see its docstring).
@@ -86,6 +87,14 @@ _PART_BEFORE = re.compile(r"[\d)]\s*(?:\^|\*\*|/)\s*$|(?:\bnot|n't)\s+$", re.IGN
 #: ``42 or 43``: a hedge between two numbers states no one number.
 _HEDGE_AFTER = re.compile(r"\s*,?\s+or\s+[-\u2212]?\$?\d")
 _HEDGE_BEFORE = re.compile(r"\d\s*,?\s+or\s+$")
+#: ``The answer is 42. Actually, no: 43.``: a correction right before a number that ends its sentence retracts
+#: the claim before it (``Actually, 3 different ways give it`` corrects nothing).
+_CORRECTION = re.compile(
+    r"\b(?:actually|wait|correction|sorry|i mean|scratch that|on second thought|make that)\b"
+    r"(?:[\s,:;.!\u2014]|-(?!\d))*(?:no\b(?:[\s,:;.!\u2014]|-(?!\d))*)?"
+    r"(?:(?:it(?:'s|\u2019s|\s+is)|make that|that should be|it should be|the answer is)\s+)?(?=[-\u2212$]?\d)",
+    re.IGNORECASE)
+_CLAIM_END = re.compile(r"[\s*_%)\]]*(?:$|[.!;,:\n])")
 
 
 def _claims(text, start=0):
@@ -150,6 +159,11 @@ def number_of(text):
     if markers:
         m = next(_claims(text, markers[-1].end()), None)
         if m is not None:
+            for c in reversed(list(_CORRECTION.finditer(text, m.end()))):
+                fix = next(_claims(text, c.end()), None)
+                if fix is not None and fix.start() == c.end() and _CLAIM_END.match(text, fix.end()):
+                    m = fix  # the claim retracted: the number the last correction states
+                    break
             return None if _HEDGE_AFTER.match(text, m.end()) else _as_number(*m.groups())
     found = list(_claims(text))
     if not found or _HEDGE_BEFORE.search(text[max(0, found[-1].start() - 40):found[-1].start()]):

@@ -163,7 +163,7 @@ def build_trajectory(
 def backend_tokenizer(backend: Backend) -> Any | None:
     """The tokenizer segment token offsets are counted with: an hf backend's transformers tokenizer;
     None for backends without one (OpenAI, scripted: offsets then count whitespace tokens)."""
-    return getattr(backend, "tokenizer", None)
+    return backend.tokenizer
 
 
 def _resolve_tokenizer(backend: Backend, tokenizer: Any | None) -> Any | None:

@@ -1,5 +1,11 @@
 """Judge training on TRL: recipes, GRPO with DAPO options, SFT warm-up, tool-integrated rollouts.
 
+The recipes follow J1 (Whitehouse et al., 2025, "J1: Incentivizing Thinking in LLM-as-a-Judge via
+Reinforcement Learning"), TIR-Judge (Xu et al., 2025, "Incentivizing Agentic Reasoning in LLM Judges via Tool-Integrated
+Reinforcement Learning") with its Distill and Zero variants, and DAPO (Yu et al., 2025); ``policy-grpo``
+trains a policy against a judge (the judge-as-reward setting of "Examining Reasoning LLMs-as-Judges in
+Non-Verifiable LLM Post-Training", 2025).
+
 Heavy libraries (torch, trl) are imported only by the modules that need them; this package's
 top level only exposes the recipe API, :func:`load_run_recipe` (read and validate a recipe of either
 kind) and :func:`run_training`.

@@ -9,7 +9,7 @@ reward hacking (train score rises while gold score falls).
 
 1. prompts (``prompts``: e.g. IFEval's 541) are split by a seeded hash into held-out (``heldout``) and
    training prompts;
-2. the reward is the training judge: in process (:func:`judgerl.rewards.judge.get_judge_reward` on a
+2. the reward is the training judge: in process (:func:`judgerl.rewards.judge_reward.get_judge_reward` on a
    :class:`~judgerl.judge.scorer.JudgeScorer`) or, with ``reward_url``, a ``judgerl serve`` server
    (:func:`judgerl.serve.client.remote_reward`: every request carries an ``X-Request-ID`` its retries
    reuse, so a retry is never judged twice; a server that is down or restarting is retried with backoff
@@ -30,7 +30,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from transformers import TrainerCallback
 
@@ -44,6 +44,9 @@ from judgerl.train.curves import (
     truncate_curves,
 )
 from judgerl.train.policy_config import PolicyConfig
+
+if TYPE_CHECKING:
+    from judgerl.judge.scorer import PointwiseScorer
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +165,7 @@ def prompt_rubrics(cfg: PolicyConfig) -> dict[str, str] | None:
 
 
 def build_reward(cfg: PolicyConfig, gold: Any = None) -> Any:
-    """The policy's :class:`~judgerl.rewards.judge.JudgeReward`: the training judge (in process or
+    """The policy's :class:`~judgerl.rewards.judge_reward.JudgeReward`: the training judge (in process or
     ``reward_url``; with ``cfg.rubric`` each prompt's rubric goes to the judge), or with ``reward: gold``
     the gold judge itself (the oracle arm: gold score s on [lo, hi] -> (s - lo) / (hi - lo), the
     normalisation of the judge's expected score; a response the gold cannot score gets ``invalid_reward``).
@@ -172,7 +175,7 @@ def build_reward(cfg: PolicyConfig, gold: Any = None) -> Any:
         ExpectedScoreUnavailable: ``score_mode: expected`` on an in-process judge that cannot give it.
     """
     from judgerl.gold.scorer import load_scorer
-    from judgerl.rewards.judge import get_judge_reward
+    from judgerl.rewards.judge_reward import get_judge_reward
 
     if cfg.reward == "gold":
         if gold is None:
@@ -195,7 +198,7 @@ class PolicyMonitor(TrainerCallback):
     """Rollout audits and held-out gold evaluations of a policy run (see the module docstring).
 
     Args:
-        reward: The training judge (:class:`~judgerl.rewards.judge.JudgeReward`).
+        reward: The training judge (:class:`~judgerl.rewards.judge_reward.JudgeReward`).
         gold: The gold :class:`~judgerl.judge.scorer.PointwiseScorer`.
         heldout: ``[(id, prompt)]`` held-out prompts.
         tokenizer: The policy's tokenizer.
@@ -207,7 +210,7 @@ class PolicyMonitor(TrainerCallback):
     :attr:`reward_fn` is the reward function to give the trainer (the judge, plus the rollout audit).
     """
 
-    def __init__(self, reward: Any, gold: Any, heldout: Sequence[tuple[str, str]], tokenizer: Any,
+    def __init__(self, reward: Any, gold: PointwiseScorer, heldout: Sequence[tuple[str, str]], tokenizer: Any,
                  out_dir: str | Path, *, eval_every: int, eval_max_new_tokens: int,
                  hacking: dict[str, Any] | None = None) -> None:
         self.reward = reward
@@ -290,7 +293,7 @@ class PolicyMonitor(TrainerCallback):
         (self.out / "heldout").mkdir(parents=True, exist_ok=True)
         (self.out / "heldout" / f"step-{step}.jsonl").write_text(
             "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
-        plot_curves(read_curves(self.curves), self.out / CURVES_PNG, getattr(self.gold, "scale", None))
+        plot_curves(read_curves(self.curves), self.out / CURVES_PNG, self.gold.scale)
         if rec["hacking"].get("suspected"):
             logger.warning("step %d: reward hacking suspected (train judge up, gold down): %s", step, rec["hacking"])
         return rec
@@ -323,24 +326,42 @@ def build_grpo_args(cfg: PolicyConfig) -> Any:
     return GRPOConfig(**kw)
 
 
-def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = None) -> dict[str, Any]:
+def policy_prompts(cfg: PolicyConfig) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A policy run's ``(train, held_out)`` prompts, each ``(id, prompt)``: ``cfg.prompts`` read
+    (:func:`load_prompts`), narrowed to ``cfg.instructions`` (:func:`select_prompts`) and split by seed
+    (:func:`split_prompts`). ``judgerl train --dry-run`` calls it to check the data before any model loads.
+
+    Raises:
+        FileNotFoundError, ValueError: from the readers (naming the file and line).
+    """
+    prompts = select_prompts(load_prompts(cfg.prompts, cfg.prompt_field, cfg.id_field), cfg.instructions,
+                             cfg.gold_data or cfg.prompts)
+    return split_prompts(prompts, cfg.heldout, cfg.seed, cfg.train_limit)
+
+
+def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = None, *,
+               dry_run: bool = False) -> dict[str, Any]:
     """Train a policy against a judge (module docstring). Writes into ``cfg.output_dir``: ``config.json``,
     ``metrics.jsonl`` (TRL logs), ``curves.jsonl`` + ``curves.png``, ``heldout/``, checkpoints, ``final/``.
+    With ``dry_run`` only read and split the prompts (:func:`policy_prompts`; nothing loads or is written).
 
     Returns:
         ``{"output_dir", "final_model", "global_step", "resumed_from", "n_train", "n_heldout", "curves",
-        "last_heldout"}``.
+        "last_heldout"}``; with ``dry_run`` ``{"dry_run": True, "inputs": "prompts: N train / M held-out from F"}``.
 
     Args:
         cfg: The run's validated config (:func:`judgerl.train.run.load_run_recipe` reads and validates a
             recipe; :meth:`~judgerl.train.policy_config.PolicyConfig.validate` one built otherwise).
         callbacks: Extra ``TrainerCallback``s (run before the monitor).
-        reward: A ready :class:`~judgerl.rewards.judge.JudgeReward` (default: :func:`build_reward` of ``cfg``).
+        reward: A ready :class:`~judgerl.rewards.judge_reward.JudgeReward` (default: :func:`build_reward` of ``cfg``).
 
     Raises:
         PolicyTrainingError: training stopped (a checkpoint was saved).
         ExpectedScoreUnavailable, DataFormatError, FileNotFoundError: before training starts.
     """
+    train, held = policy_prompts(cfg)
+    if dry_run:
+        return {"dry_run": True, "inputs": f"prompts: {len(train)} train / {len(held)} held-out from {cfg.prompts}"}
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -356,9 +377,6 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2))
-    prompts = select_prompts(load_prompts(cfg.prompts, cfg.prompt_field, cfg.id_field), cfg.instructions,
-                             cfg.gold_data or cfg.prompts)
-    train, held = split_prompts(prompts, cfg.heldout, cfg.seed, cfg.train_limit)
     gold = load_scorer(cfg.gold, ifeval_data=cfg.gold_data or cfg.prompts)
     reward = reward if reward is not None else build_reward(cfg, gold)  # the oracle arm rewards with this gold
     args = build_grpo_args(cfg)
@@ -421,4 +439,4 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
 
 
 __all__ = ["POLICY_GRPO_DEFAULTS", "PolicyMonitor", "PolicyTrainingError", "build_grpo_args", "build_reward",
-           "load_prompts", "prompt_rubrics", "run_policy", "select_prompts", "split_prompts"]
+           "load_prompts", "policy_prompts", "prompt_rubrics", "run_policy", "select_prompts", "split_prompts"]

@@ -78,12 +78,14 @@ def load_run_recipe(name_or_path: str, overrides: Iterable[str] = (), **options:
     return config
 
 
-def run_recipe(config: TrainConfig | PolicyConfig) -> dict[str, Any]:
+def run_recipe(config: TrainConfig | PolicyConfig, *, dry_run: bool = False) -> dict[str, Any]:
     """Run a validated recipe of either kind (:func:`load_run_recipe`): a policy recipe with
-    :func:`judgerl.train.policy.run_policy`, a judge recipe with :func:`run_training`.
+    :func:`judgerl.train.policy.run_policy`, a judge recipe with :func:`run_training`; with ``dry_run``
+    only read its data as the run would (training pairs or the policy's prompts and split; no model loads,
+    nothing is written).
 
     Returns:
-        The run's summary (see those functions).
+        The run's summary (see those functions); with ``dry_run`` ``{"dry_run": True, "inputs": line}``.
 
     Raises:
         PolicyTrainingError: policy training stopped (a checkpoint was saved).
@@ -92,8 +94,24 @@ def run_recipe(config: TrainConfig | PolicyConfig) -> dict[str, Any]:
     if isinstance(config, PolicyConfig):
         from judgerl.train.policy import run_policy
 
-        return run_policy(config)
+        return run_policy(config, dry_run=dry_run)
+    if dry_run:
+        return {"dry_run": True, "inputs": _training_pairs_line(config.data, config.seed)}
     return run_training(config)
+
+
+def _training_pairs_line(data: Any, seed: int) -> str:
+    """Read a judge recipe's training pairs as its run will (:func:`judgerl.train.datasets.load_training_pairs`)
+    and say what was found: ``"data: 120 training pairs from pairs.jsonl"``.
+
+    Raises:
+        RecipeError, judgerl.data.DataFormatError, FileNotFoundError, ValueError: as the run would.
+    """
+    from judgerl.train.datasets import load_training_pairs
+
+    pairs = load_training_pairs(data, seed)
+    where = data.path if not data.builder else f"builder {data.builder} on {data.source}"
+    return f"data: {len(pairs)} training pairs from {where}"
 
 
 def run_training(config: TrainConfig) -> dict[str, Any]:

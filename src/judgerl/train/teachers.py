@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from judgerl.backends.base import SamplingParams
+from judgerl.backends.base import Backend, SamplingParams
 from judgerl.backends.chat import prefill_of
 from judgerl.text.codeblocks import output_blocks
 from judgerl.data.builders.arith import MAX_VALUE_DIGITS, evaluate
@@ -108,7 +108,7 @@ class _Case:
     tools: bool
 
 
-class ArithmeticTeacher:
+class ArithmeticTeacher(Backend):
     """Programmatic teacher judge (a Backend) for arithmetic-verification prompts; see the module
     docstring. Greedy and deterministic: ``params`` and ``seeds`` are ignored.
 

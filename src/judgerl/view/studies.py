@@ -185,6 +185,12 @@ def _finite_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def _step_key(step: int | float) -> str:
+    """A step as the page's script writes it (``String(2.0)`` is ``"2"``): the key of its rollouts and
+    the N of ``heldout/step-N.jsonl``."""
+    return str(int(step)) if isinstance(step, float) and step.is_integer() else str(step)
+
+
 def policy_view(path: Path, name: str | None = None) -> dict[str, Any]:
     """Page data of a policy-study directory (``curves.jsonl``, ``heldout/step-N.jsonl``).
 
@@ -207,11 +213,12 @@ def policy_view(path: Path, name: str | None = None) -> dict[str, Any]:
                   key=lambda r: r["step"])
     steps = {}
     for r in held:
-        hpath = run_file(path, "heldout", f"step-{r['step']}.jsonl")
+        key = _step_key(r["step"])
+        hpath = run_file(path, "heldout", f"step-{key}.jsonl")
         rows = read_jsonl_lines(hpath)
         for line, row in rows:
             if not isinstance(row.get("audit") or [], list):
                 raise RunDirError(f"{hpath}:{line}: field 'audit' must be a list, got {row['audit']!r:.80}")
-        steps[str(r["step"])] = [row for _, row in rows]
+        steps[key] = [row for _, row in rows]
     return {"type": "policy", "name": name or path.name, "path": str(path), "heldout": held, "rollout": roll,
             "steps": steps}

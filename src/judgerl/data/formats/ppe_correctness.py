@@ -8,8 +8,9 @@ IFEval, …). K is 32 upstream; any K >= 2 is read.
 
 **Subset** (the source benchmark): a ``subset`` field when present, else recognised from the
 benchmark's fields (``answer_index`` -> ``mmlu_pro``, ``correct_choice_index`` -> ``gpqa``,
-``instruction_id_list`` -> ``ifeval``), else from the file / dataset name (``mmlu``, ``math``,
-``gpqa``, ``ifeval``, ``mbpp`` in it), else the file name itself.
+``instruction_id_list`` -> ``ifeval``; a field holding null counts as absent, as in a parquet row
+whose dataset has the column), else from the file / dataset name (``mmlu``, ``math``, ``gpqa``,
+``ifeval``, ``mbpp`` in it), else the file name itself.
 
 **Design: pairwise reductions** (as :mod:`judgerl.data.formats.rewardbench2`). The metrics
 (:mod:`judgerl.eval.ppe`) need every response scored once by a pointwise judge, or
@@ -31,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from judgerl.data.errors import FieldError
-from judgerl.data.formats.base import Format, RecordContext, get_id, get_optional_text, get_text
+from judgerl.data.formats.base import Format, RecordContext, get_id, get_optional_text, get_text, is_missing
 from judgerl.types import PreferencePair
 
 #: Benchmark field -> subset name (fields from the PPE dataset cards).
@@ -53,7 +54,7 @@ def subset_of(record: Mapping[str, Any], stem: str) -> str:
     if explicit:
         return explicit
     for key, name in _SUBSET_MARKERS:
-        if key in record:
+        if not is_missing(record.get(key)):  # a parquet / datasets row holds every column, None where absent
             return name
     low = stem.lower()
     return next((name for part, name in _SUBSET_NAMES if part in low), stem)

@@ -11,8 +11,11 @@ Two layouts, one format name (``ultrafeedback``):
 * **raw** (``openbmb/UltraFeedback``): ``instruction, completions: [{model, response,
   fine-grained_score | overall_score, ...}]`` (+ ``source``). Every two completions with different
   ratings become a pair, the higher-rated one chosen; equal ratings become a tie pair. The rating is
-  ``fine-grained_score`` (the mean of the four aspect ratings, what the binarized set ranks by) when
-  present, else ``overall_score``. id = ``"<stem>-<index>-<i>v<j>"``.
+  ``fine-grained_score`` (the mean of the four aspect ratings, 1-5, what the binarized set ranks by)
+  when every completion of the record has one, else ``overall_score`` (the critique's 1-10 rating)
+  when every completion has that: one record never mixes the two scales (a fine-grained 4.5 would
+  lose to an overall 6), and a record with neither for every completion is refused.
+  id = ``"<stem>-<index>-<i>v<j>"``.
 """
 
 from __future__ import annotations
@@ -53,24 +56,31 @@ def _binarized(record: Mapping[str, Any], ctx: RecordContext) -> list[Preference
                            chosen_score=sc, rejected_score=sr, meta=meta)]
 
 
-def _rating(completion: Mapping[str, Any], key: str) -> float:
-    for name in ("fine-grained_score", "overall_score"):
-        if not is_missing(completion.get(name)):
-            score = get_score(completion, name)
-            if score is not None:
-                return score
-    raise FieldError(f"{key}.fine-grained_score", "is missing (nor is there an overall_score)")
+#: The rating fields of a raw completion, in order of preference; one of them rates a whole record.
+RATING_FIELDS = ("fine-grained_score", "overall_score")
+
+
+def _rating_field(completions: list[Mapping[str, Any]]) -> str:
+    """The first of :data:`RATING_FIELDS` that every completion has: the record's one rating scale."""
+    for name in RATING_FIELDS:
+        if all(not is_missing(c.get(name)) for c in completions):
+            return name
+    k = next(k for k, c in enumerate(completions) if is_missing(c.get(RATING_FIELDS[0])))
+    raise FieldError(f"completions[{k}].fine-grained_score", "is missing, and not every completion has an "
+                     "overall_score (two different scales, never mixed within a record)")
 
 
 def _raw(record: Mapping[str, Any], ctx: RecordContext) -> list[PreferencePair]:
     prompt = get_text(record, "instruction", allow_empty=False)
     completions = record["completions"]
-    rated = []
     for i, c in enumerate(completions):
         if not isinstance(c, Mapping):
             raise FieldError(f"completions[{i}]", f"must be an object, got {type(c).__name__}")
+    rating = _rating_field(completions)
+    rated = []
+    for i, c in enumerate(completions):
         try:
-            rated.append((get_text(c, "response"), _rating(c, f"completions[{i}]"), c.get("model")))
+            rated.append((get_text(c, "response"), get_score(c, rating), c.get("model")))
         except FieldError as e:
             field = e.field if e.field and e.field.startswith("completions") else f"completions[{i}].{e.field}"
             raise FieldError(field, e.reason) from None

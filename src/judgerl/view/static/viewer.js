@@ -292,7 +292,7 @@
     g.appendChild(svg("line", { x1: L, y1: H - Bm, x2: W - R, y2: H - Bm, stroke: "#999" }));
     g.appendChild(svg("line", { x1: L, y1: T, x2: L, y2: H - Bm, stroke: "#999" }));
     [y0, (y0 + y1) / 2, y1].forEach((v) => g.appendChild(svg("text", { x: 4, y: Y(v) + 4, "font-size": 11 }, num(v, 2))));
-    [x0, x1].forEach((v) => g.appendChild(svg("text", { x: X(v) - 8, y: H - Bm + 16, "font-size": 11 }, "step " + v)));
+    [[x0, "start"], [x1, "end"]].forEach(([v, anchor]) => g.appendChild(svg("text", { x: X(v), y: H - Bm + 16, "font-size": 11, "text-anchor": anchor }, "step " + v)));  // inside the frame
     view.heldout.filter((r) => (r.hacking || {}).suspected).forEach((r) => g.appendChild(svg("line", { x1: X(r.step), x2: X(r.step), y1: T, y2: H - Bm, stroke: "#e53e3e", "stroke-opacity": 0.35, "stroke-width": 6 })));
     series.forEach(([k, recs, colour, label], si) => {
       const ps = recs.filter((r) => typeof r[k] === "number");

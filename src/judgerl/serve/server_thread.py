@@ -1,5 +1,5 @@
-"""Run an ASGI app with uvicorn: in the foreground (``judgerl serve``) or in a background thread
-(tests, benchmarks, notebooks) on a loopback port."""
+"""Run an ASGI app with uvicorn in a background thread on a loopback port (tests, benchmarks, notebooks);
+``judgerl serve`` runs it in the foreground with ``uvicorn.run``."""
 
 from __future__ import annotations
 

@@ -158,7 +158,7 @@ def get_judge_reward(scorer: Any, *, invalid_reward: float = 0.0, invalid_as_non
         valid = [s is not None for s in scores]
         rewards = [min(1.0, max(0.0, (s - lo) / (hi - lo))) if s is not None else invalid_item_reward(r, invalid_reward)
                    for s, r in zip(scores, reasons)]
-        return RewardBatch(rewards, valid, scores, reasons, scorer.mode, getattr(scorer, "fallback_reason", None))
+        return RewardBatch(rewards, valid, scores, reasons, scorer.mode, scorer.fallback_reason)
 
     return JudgeReward(fetch, invalid_as_none=invalid_as_none, name=name)
 
