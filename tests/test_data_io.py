@@ -138,3 +138,13 @@ def test_written_file_gets_the_umask_mode_not_mkstemps_0600(tmp_path: Path) -> N
     finally:
         os.umask(old)
     assert out.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_cut_record_names_its_line_and_column(tmp_path: Path) -> None:
+    """The column of a JSON error is the record's own (was always 1: the parser saw the line break)."""
+    from judgerl.data import DataFormatError
+
+    p = tmp_path / "cut.jsonl"
+    p.write_text('{"prompt": "q", "chosen": "a", "rejected": "b"}\n{"prompt": "q2", "chosen": "a",\r\n')
+    with pytest.raises(DataFormatError, match=r"line 2: invalid JSON: .*\(column 32\)"):
+        load_pairs(p)

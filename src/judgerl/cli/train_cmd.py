@@ -37,10 +37,10 @@ def train_command(
     """Train a judge from a recipe: SFT stage (templated or distilled from a teacher), then RL (TRL
     GRPO with DAPO options); ``tir-judge-zero`` bootstraps a tool judge in rounds with no teacher.
 
-    Every recipe field can be overridden: ``--set grpo.learning_rate=1e-6 --set rewards.format=0``.
+    Every recipe field can be overridden: --set grpo.learning_rate=1e-6 --set rewards.format=0.
     Writes checkpoints, metrics.jsonl and PNG curves to the output directory; evaluate a checkpoint
-    with ``judgerl eval --model <output_dir>/final``. Several processes:
-    ``accelerate launch --multi_gpu --num_processes 2 -m judgerl.cli.main train ...``.
+    with: judgerl eval --model <output_dir>/final. Several processes:
+    accelerate launch --multi_gpu --num_processes 2 -m judgerl.cli.main train ...
     """
     import json
 

@@ -29,9 +29,6 @@ from typing import Any, Iterable
 
 from judgerl.train.config import SAVED_CONFIG, RecipeError, TrainConfig, apply_overrides, config_from_dict, read_recipe
 from judgerl.train.policy_config import PolicyConfig, is_policy_mapping, policy_config_from_dict
-from judgerl.train.setup import TrainSetup
-from judgerl.train.stages import is_main_process, train_recipe
-from judgerl.train.zero import run_zero
 
 #: ``judgerl train``'s shortcut options -> the field each kind of recipe sets, ``(judge recipe, policy
 #: recipe)``; None: that kind has no such field (the option is an error there).
@@ -137,6 +134,10 @@ def run_training(config: TrainConfig) -> dict[str, Any]:
     Raises:
         RecipeError: a protocol, reward or GRPO field that cannot be built; no usable pair.
     """
+    from judgerl.train.setup import TrainSetup  # trl / peft / torch: not needed to read or check a recipe
+    from judgerl.train.stages import is_main_process, train_recipe
+    from judgerl.train.zero import run_zero
+
     if config.zero.rounds:
         return run_zero(config)
     deadline = time.time() + 60 * float(config.time_limit_min) if config.time_limit_min else None
