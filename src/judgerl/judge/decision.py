@@ -56,7 +56,8 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
     if (decision.valid or decision.invalid_reason in _TAGGED_REASONS) and (responses or observations):
         form = protocol.quote_form  # a protocol whose answer is a pattern marks it with its control tag
         try:
-            judged, said, shown = form(parse_text), [form(s) for s in responses], [form(s) for s in observations]
+            judged = form(parse_text)
+            said, shown = [form(s, source=True) for s in responses], [form(s, source=True) for s in observations]
         except ParseFailure as e:  # the pattern timed out (answer_pattern_timeout): the check cannot be skipped
             return Decision.invalid(e.reason, thought=decision.thought)
         matched = quoted_sources(judged, [*said, *shown])

@@ -52,12 +52,14 @@ class JudgeProtocol(ABC):
         this judge."""
         return ("think", *self.answer_tags)
 
-    def quote_form(self, text: str) -> str:
+    def quote_form(self, text: str, source: bool = False) -> str:
         """``text`` as the quoted-answer check reads it (:func:`judgerl.protocols.quoting.quoted_sources`,
-        applied to the judge's output and to every response alike). The check compares answer *tags*: a
-        protocol whose answer is not in tags (the ``template`` protocol's answer pattern) marks each answer
-        with one of its :attr:`control_tags` here. Tagged protocols: ``text`` unchanged. May raise
-        :class:`~judgerl.protocols.parsing.ParseFailure` (the check then voids the decision with its reason)."""
+        applied to the judge's output and, with ``source=True``, to every response and tool output). The check
+        compares answer *tags*: a protocol whose answer is not in tags (the ``template`` protocol's answer
+        pattern) marks each answer with one of its :attr:`control_tags` here -- in a source also every answer
+        a copier would write after "cleaning" it (escapes, invisible characters, look-alikes). Tagged
+        protocols: ``text`` unchanged. May raise :class:`~judgerl.protocols.parsing.ParseFailure` (the check
+        then voids the decision with its reason)."""
         return text
 
     @property

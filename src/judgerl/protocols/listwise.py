@@ -41,9 +41,14 @@ _SEP_RE = re.compile(r"[>,;]")
 def _index(text: str, n: int | None) -> int:
     """1-based response number in ``text`` -> 0-based index (ParseFailure if not a valid number)."""
     label = parse_label(text)
-    if not label.isdigit():
+    # decimal digits only (``²`` and ``①`` are "digits" to ``str.isdigit`` but no ``int``), and few of them
+    # (``int()`` refuses more than 4,300): a judge's answer must never make the parser raise
+    if not label.isdecimal():
         raise ParseFailure("invalid_ranking")
-    k = int(label)
+    digits = label.lstrip("0") or "0"
+    if len(digits) > 6:
+        raise ParseFailure("index_out_of_range")
+    k = int(digits)
     if k < 1 or (n is not None and k > n):
         raise ParseFailure("index_out_of_range")
     return k - 1

@@ -39,22 +39,38 @@ from typing import Sequence
 
 from judgerl.protocols.parsing import ParseFailure, _tag_token_re, answer_region, format_number, mask_code_blocks
 from judgerl.text.untrusted import control_tags, restore_tags, strip_terminal_controls
-from judgerl.text.confusables import skeleton, strip_invisible
+from judgerl.text.confusables import plain_forms, skeleton, strip_invisible
 
 #: A list number or letter that opens a line, after any other dressing (``> 1. ``, ``- a) ``, ``| 2. ``).
 _LIST_NUMBER_RE = re.compile(r"^([^\w<\n]*)(?:\d{1,3}|[a-z])[.)](?=\s|$)", re.MULTILINE | re.IGNORECASE)
-#: A control tag, lenient about case, spaces and an escaped slash (``< / Verdict >``, ``<\/think>``);
-#: ASCII names only (``ı`` and ``ſ`` are read by the TR39 skeleton, before this).
-#: A self-closing ``<think/>`` reads as ``</think>`` and attributes are dropped (``<verdict class=x>``), as a
-#: copier "cleaning" the tag would write it. Linear: ``[^<>]*`` stops at the next bracket.
+#: A control tag, lenient about how a copier may find it dressed (``< / Verdict >``, ``<\/think>``,
+#: ``<**verdict**>``, ``<`verdict`>``, ``<\verdict>`` for a closing tag, ``<ver dict>`` or ``<v.e.r.d.i.c.t>`` with at
+#: most two separators between letters, split across lines); ASCII names only (``ı`` and ``ſ`` are read by the
+#: TR39 skeleton, before this). A self-closing ``<think/>`` reads as ``</think>`` and attributes are dropped
+#: (``<verdict class=x>``), as a copier "cleaning" the tag would write it. Group 2 is the name as written
+#: (:func:`_tag_name` reads it). Linear: ``[^<>]*`` stops at the next bracket, the separators are bounded and
+#: the markdown marks after the name take no whitespace.
 @functools.lru_cache(maxsize=8)
 def _skeleton_tag_re(tags: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"<\s*(?:(/)\s*)?((?a:" + "|".join(sorted(tags, key=len, reverse=True))
-                      + r"))(?:\s*>|\s*(/)\s*>|\s[^<>]*>)", re.IGNORECASE)
-#: Encodings a copier decodes while quoting: JSON string escapes (``\u003c``, ``\/``, ``\n``) and URL
-#: percent-escapes (``%3C``). (Base64 and other encodings are not decoded: that is translation.)
-_JSON_ESCAPE_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|([nrt\"/\\]))")
+    names = "|".join(r"[^\w<>]{0,2}".join(map(re.escape, t)) for t in sorted(tags, key=len, reverse=True))
+    return re.compile(r"<[\s*_`~]*(?:([/\\])[\s*_`~]*)?((?a:" + names
+                      + r"))[*_`~\\]*(?:\s*>|\s*(/)\s*>|\s[^<>]*>)", re.IGNORECASE)
+
+
+def _tag_name(m: re.Match[str]) -> str:
+    """The control tag name of a :func:`_skeleton_tag_re` match, lower-case, separators dropped."""
+    return re.sub(r"[^a-z0-9_]", "", m.group(2).lower())
+
+
+#: Encodings a copier decodes while quoting: JSON and C / Python string escapes (``\u003c``, ``\u{3c}``,
+#: ``\U0000003c``, ``\x3c``, ``\074``, ``\/``, ``\n``), markdown backslash escapes of ASCII punctuation
+#: (``\<verdict\>`` renders ``<verdict>``) and URL percent-escapes (``%3C``). (Base64 and other encodings are
+#: not decoded: that is translation.)
+_ESCAPE_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})"
+                        r"|([0-3][0-7]{2})|([nrt\"/\\])|([!#$%&'()*+,\-.:;<=>?@\[\]^_`{|}~]))")
 _PERCENT_RE = re.compile(r"%([0-9a-fA-F]{2})")
+#: A backslash for the slash of a closing tag (``<\think>``, ``<\verdict>``), read before the escapes (``\t``).
+_BACKSLASH_CLOSE_RE = re.compile(r"<\s*\\(?=\s*[A-Za-z_]+\s*>)")
 #: A right-to-left override (U+202E) up to its pop (U+202C) or the end of the line: it *renders* reversed.
 _RLO_RE = re.compile("\u202e([^\u202c\n]*)\u202c?")
 #: Label words that open an answer (``Assistant B``, ``Response 3``, ``Score: 9``): not part of the answer.
@@ -66,13 +82,13 @@ _SKELETON_TOKEN_RE = re.compile(r"<(/?)([a-z_]+)>|[^<]+")
 
 
 def _decoded(text: str) -> str:
-    """``text`` with neutralised tags restored, HTML entities, URL percent-escapes and JSON string escapes
-    decoded (three levels), NFKC, right-to-left overrides rendered (reversed), invisible characters and
-    terminal controls removed."""
-    text = restore_tags(text)
+    """``text`` with neutralised tags restored, HTML entities, URL percent-escapes, JSON / C string escapes and
+    markdown backslash escapes decoded and HTML comments dropped (three levels), NFKC, right-to-left overrides
+    rendered (reversed), invisible characters and terminal controls removed."""
+    text = _BACKSLASH_CLOSE_RE.sub("</", restore_tags(text))  # ``<\think>``: a closing tag, not ``<`` + TAB
     for _ in range(3):
         unescaped = _PERCENT_RE.sub(lambda m: chr(int(m.group(1), 16)), html.unescape(text))
-        unescaped = _JSON_ESCAPE_RE.sub(_json_unescape, unescaped)
+        unescaped = _strip_html_comments(_ESCAPE_RE.sub(_unescape, unescaped))
         if unescaped == text:
             break
         text = unescaped
@@ -80,29 +96,58 @@ def _decoded(text: str) -> str:
     return strip_terminal_controls(strip_invisible(text))
 
 
-def _json_unescape(m: re.Match[str]) -> str:
-    if m.group(1) is not None:
-        return chr(int(m.group(1), 16))
-    return {"n": "\n", "r": "\r", "t": "\t"}.get(m.group(2), m.group(2))
+def _unescape(m: re.Match[str]) -> str:
+    for group, base in ((1, 16), (2, 16), (3, 16), (4, 16), (5, 8)):
+        if m.group(group) is not None:
+            point = int(m.group(group), base)
+            return chr(point) if point <= 0x10FFFF else m.group(0)
+    if m.group(6) is not None:
+        return {"n": "\n", "r": "\r", "t": "\t"}.get(m.group(6), m.group(6))
+    return m.group(7)
+
+
+def _strip_html_comments(text: str) -> str:
+    """``text`` without ``<!-- ... -->`` comments (they render as nothing: ``ver<!-- -->dict`` reads ``verdict``).
+    Linear: an opening without a closing after it ends the search."""
+    if "<!--" not in text:
+        return text
+    out, i = [], 0
+    while (j := text.find("<!--", i)) >= 0 and (k := text.find("-->", j + 4)) >= 0:
+        out.append(text[i:j])
+        i = k + 3
+    out.append(text[i:])
+    return "".join(out)
+
+
+def copier_form(text: str) -> str:
+    """``text`` as a copier reads it, before any case fold: :func:`_decoded`, then every non-ASCII character
+    written as the ASCII it means (:func:`judgerl.text.confusables.plain_forms`: digits of any script, letters
+    in symbol dress, angle brackets) or as its TR39 skeleton without combining marks (:func:`judgerl.text.
+    confusables.skeleton`: Cyrillic ``а``, ``ᴠ``, dotless ``ı`` -> Latin). The text the template protocol's
+    answer pattern is matched in for the responses (:meth:`judgerl.protocols.template.Template.quote_form`)."""
+    # the TR39 skeleton before the case fold: Greek ``Β`` / Cyrillic ``В`` are confusable with ``B``, their
+    # case folds with ``ß`` / ``ʙ``; combining marks (``v\u0301``) go, as a copier drops them
+    return _NON_ASCII_RE.sub(lambda m: _unmarked(skeleton(m.group(0))), plain_forms(_decoded(text)))
+
+
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
 
 
 def canonical_text(text: str) -> str:
     """``text`` as a lossy copier (a model quoting it, a tokenizer round trip) may reproduce it.
 
-    :func:`restore_tags`; HTML entities decoded (also double-escaped ones, ``&amp;lt;``); NFKC
-    (full-width ``＜`` -> ``<``); invisible characters (:func:`judgerl.text.confusables.strip_invisible`)
-    and terminal controls removed; case folded; every non-ASCII character replaced by its TR39
-    skeleton (:func:`judgerl.text.confusables.skeleton`: Cyrillic ``а``, ``ᴠ``, dotless ``ı`` -> Latin);
-    ``<\\/`` read as ``</``; control tags written ``<name>`` / ``</name>`` with no whitespace,
-    markdown ``*`` / ``_`` or backticks inside or next to them; other whitespace runs collapsed to
-    one space; stripped. A copier that "cleans" ``**<verdict> а </verdict>**`` into
+    :func:`copier_form` (neutralised tags restored; HTML entities, also double-escaped ones ``&amp;lt;``,
+    URL, JSON / C and markdown escapes decoded; HTML comments dropped; NFKC, full-width ``＜`` -> ``<``;
+    invisible characters and terminal controls removed; digits of any script, letters in symbol dress
+    and angle brackets written as ASCII; every other non-ASCII character replaced by its TR39 skeleton);
+    case folded; ``<\\/`` read as ``</``; control tags (:func:`_skeleton_tag_re`) written ``<name>`` /
+    ``</name>`` with no whitespace, markdown ``*`` / ``_`` or backticks inside or next to them; other
+    whitespace runs collapsed to one space; stripped. A copier that "cleans" ``**<verdict> а </verdict>**`` into
     ``<verdict>A</verdict>`` gives the same canonical text.
     """
-    # the TR39 skeleton before the case fold: Greek ``Β`` / Cyrillic ``В`` are confusable with ``B``, their
-    # case folds with ``ß`` / ``ʙ``; combining marks (``v\u0301``) go, as a copier drops them
-    text = re.sub(r"[^\x00-\x7f]+", lambda m: _unmarked(skeleton(m.group(0))), _decoded(text)).casefold()
-    text = text.replace("\0", "").replace("<\\/", "</")
-    text = _skeleton_tag_re(control_tags()).sub(lambda m: f"\0<{m.group(1) or m.group(3) or ''}{m.group(2).lower()}>\0", text)
+    text = copier_form(text).casefold().replace("\0", "").replace("<\\/", "</")
+    text = _skeleton_tag_re(control_tags()).sub(
+        lambda m: f"\0<{'/' if m.group(1) or m.group(3) else ''}{_tag_name(m)}>\0", text)
     # whitespace and markdown emphasis / inline-code marks next to a control tag go (linear, unlike a regex)
     text = "".join(part.strip(" \t\n\r\f\v*_`") for part in text.split("\0"))
     return " ".join(text.split())
@@ -117,8 +162,8 @@ def quote_skeleton(text: str) -> str:
     for piece in re.split(r"(</?[a-z_]+>)", canonical_text(text)):
         tag = _skeleton_tag_re(control_tags()).fullmatch(piece)
         if tag:
-            out.append(f"<{tag.group(1) or ''}{tag.group(2).lower()}>")
-            in_answer = not tag.group(1) and tag.group(2).lower() != "think"
+            out.append(f"<{tag.group(1) or ''}{_tag_name(tag)}>")
+            in_answer = not tag.group(1) and _tag_name(tag) != "think"
         else:
             out.append(_answer_key(piece) if in_answer else "".join(c for c in skeleton(piece) if c.isalnum()))
     return "".join(out)
@@ -275,5 +320,5 @@ def _answer_tag_spans(region: str) -> list[tuple[int, int]]:
     return spans
 
 
-__all__ = ["canonical_text", "printed_sources", "quote_skeleton", "quoted_sources", "region_is_quoted",
+__all__ = ["canonical_text", "copier_form", "printed_sources", "quote_skeleton", "quoted_sources", "region_is_quoted",
            "tag_skeleton"]

@@ -65,6 +65,7 @@ from judgerl.protocols.parsing import (
     thought_of,
 )
 from judgerl.protocols import template_file
+from judgerl.protocols.quoting import copier_form
 from judgerl.protocols.template_file import PromptTemplate, answer_key, load_template
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
 from judgerl.text.confusables import skeleton
@@ -81,6 +82,11 @@ def _break(m: re.Match[str] | regex.Match) -> str:
     """A zero-width joiner after the first character of a match (it reads the same; no pattern matches it)."""
     text = m.group(0)
     return text[:1] + _ZWJ + text[1:]
+
+
+def _mark(m: regex.Match) -> str:
+    """An answer-pattern match wrapped in the :data:`QUOTE_TAG` control tag."""
+    return f"<{QUOTE_TAG}>{m.group(0)}</{QUOTE_TAG}>"
 
 
 def _timed(run: Callable[..., T], *args: Any) -> T:
@@ -254,21 +260,31 @@ class Template(JudgeProtocol):
             raise ParseFailure("unparseable_score")
         return self.spec.scores[key]
 
-    def quote_form(self, text: str) -> str:
+    def quote_form(self, text: str, source: bool = False) -> str:
         """``text`` with every answer-pattern match wrapped in ``<judge_answer>…</judge_answer>``: the form
-        the quoted-answer check compares (for the judge's output and the responses alike).
+        the quoted-answer check compares (for the judge's output and, ``source=True``, the responses).
 
         Matches are found as a copier may rewrite them: after NFKC (full-width ``［［Ａ>>Ｂ］］``), with every
         other non-ASCII character replaced by its TR39 skeleton (a Cyrillic ``А``,
-        :func:`judgerl.text.confusables.skeleton`) and case ignored; a zero-width joiner (a neutralised copy)
-        still breaks a match, as it breaks a tag.
+        :func:`judgerl.text.confusables.skeleton`) and case ignored; in the judge's output a zero-width joiner
+        (a neutralised copy) still breaks a match, as it breaks a tag. A source is read three more ways, as a
+        copier "cleans" it before copying: :func:`judgerl.protocols.quoting.copier_form` (HTML entities, URL /
+        JSON / markdown escapes and HTML comments decoded, every invisible character dropped, digits of any
+        script and look-alikes made ASCII), that without markdown emphasis marks, and that without spaces; the
+        readings are joined by ``<think>``, which no window of a judge's output the check compares holds. So
+        ``[\u200b[B>>A]]``, ``&#91;&#91;B&gt;&gt;A&#93;&#93;``, ``**[RESULT]** 5`` or ``[ [B>>A] ]`` in a response
+        is recognised when the judge copies it clean.
 
         Raises:
             ParseFailure: ``"answer_pattern_timeout"`` when the pattern runs past
                 :data:`~judgerl.protocols.template_file.ANSWER_TIMEOUT` (the decision is then void).
         """
-        folded = re.sub(r"[^\x00-\x7f\u200d]+", lambda m: skeleton(m.group(0)), unicodedata.normalize("NFKC", text))
-        return _timed(self._quote_re().sub, lambda m: f"<{QUOTE_TAG}>{m.group(0)}</{QUOTE_TAG}>", folded)
+        forms = [re.sub(r"[^\x00-\x7f\u200d]+", lambda m: skeleton(m.group(0)), unicodedata.normalize("NFKC", text))]
+        if source:
+            clean = copier_form(text)
+            plain = re.sub(r"[*_`~]+", "", clean)
+            forms += [clean, plain, re.sub(r"[ \t]+", "", plain)]
+        return "\n<think>\n".join(_timed(self._quote_re().sub, _mark, form) for form in dict.fromkeys(forms))
 
     def _quote_re(self) -> regex.Pattern:
         return regex.compile(self.spec.answer.pattern, self.spec.answer.flags | regex.IGNORECASE)

@@ -5,6 +5,8 @@ look-alikes (Unicode TR39 confusables), used wherever judgerl compares untrusted
   Cf, :data:`INVISIBLE`, the supplementary variation selectors);
 * :func:`skeleton`: every Unicode confusable mapped to one representative (UTS #39, "Unicode Security
   Mechanisms", section 4), for comparing texts (the quoted-answer check);
+* :func:`plain_forms`: characters a copier writes as the ASCII they *mean* (digits of any script, letters
+  in symbol dress, angle brackets), before the skeleton;
 * :data:`LATIN_LOOKALIKES`: Cyrillic and Greek letters that look like Latin ones, folded in place by the
   audit inside otherwise-Latin words (:mod:`judgerl.text.normalize`, which keeps offsets).
 """
@@ -102,6 +104,40 @@ def skeleton(text: str) -> str:
 
 _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
 
+#: A symbol named after one Latin letter (``REGIONAL INDICATOR SYMBOL LETTER B``, ``NEGATIVE SQUARED LATIN
+#: CAPITAL LETTER B``): read as that letter.
+_LETTER_NAME_RE = re.compile(r"(?:^|\s)(?:LATIN (?:CAPITAL|SMALL) LETTER|REGIONAL INDICATOR SYMBOL LETTER) ([A-Z])$")
+#: Brackets that look like ``<`` / ``>`` by their Unicode names (``〈`` ``⟨`` ``‹`` ``⧼``; no double brackets).
+_ANGLE_NAME_RE = re.compile(r"^(?!.*DOUBLE)(?:.*\b(LEFT|RIGHT)(?:-POINTING)? (?:CURVED )?ANGLE "
+                            r"(?:BRACKET|QUOTATION MARK)|.*\b(LESS|GREATER)-THAN SIGN)$")
+
+
+@functools.lru_cache(maxsize=8192)
+def _plain_char(c: str) -> str:
+    digit = unicodedata.decimal(c, None)
+    if digit is not None:
+        return str(digit)
+    name = unicodedata.name(c, "")
+    m = _LETTER_NAME_RE.search(name)
+    if m:
+        return m.group(1) if "CAPITAL" in name or "REGIONAL" in name else m.group(1).lower()
+    m = _ANGLE_NAME_RE.match(name)
+    if m:
+        return "<" if (m.group(1) or m.group(2)) in ("LEFT", "LESS") else ">"
+    return c
+
+
+def plain_forms(text: str) -> str:
+    """``text`` with every non-ASCII character a copier writes as ASCII by what it *means* (not by its look,
+    which is :func:`skeleton`'s business) replaced: decimal digits of any script by their value (``٣``,
+    ``३`` -> ``3``, as Python's ``float`` and the answer parsers read them), symbols named after one Latin
+    letter (regional indicators ``🇧``, ``🅱``) by that letter, and angle brackets by their Unicode names
+    (``〈`` ``⟨`` ``‹`` -> ``<``). Other characters are left as they are."""
+    return _NON_ASCII_CHAR_RE.sub(lambda m: _plain_char(m.group(0)), text)
+
+
+_NON_ASCII_CHAR_RE = re.compile(r"[^\x00-\x7f]")
+
 
 def is_invisible(c: str) -> bool:
     """Whether the character ``c`` renders as nothing (the rule of :func:`strip_invisible`)."""
@@ -120,4 +156,4 @@ LATIN_LOOKALIKES: dict[str, str] = dict(zip(
 ))
 
 
-__all__ = ["INVISIBLE", "LATIN_LOOKALIKES", "is_invisible", "skeleton", "strip_invisible"]
+__all__ = ["INVISIBLE", "LATIN_LOOKALIKES", "is_invisible", "plain_forms", "skeleton", "strip_invisible"]

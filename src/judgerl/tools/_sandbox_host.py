@@ -222,12 +222,16 @@ class HostWorker:
             raise StaleWorker
         self._seq += 1
         seq = self._seq
-        raw = json.dumps({"seq": seq, "code": code, "stdin": stdin, "timeout_s": timeout_s,
+        # The code and stdin travel as raw bytes after the header: the worker reads them into a
+        # private mapping it unmaps after the run, never into its heap (which later runs inherit).
+        code_b = code.encode("utf-8", "surrogatepass")
+        stdin_b = (stdin or "").encode("utf-8", "surrogatepass")
+        raw = json.dumps({"seq": seq, "code_len": len(code_b), "stdin_len": len(stdin_b), "timeout_s": timeout_s,
                           "limits": limits.to_wire()}).encode()
         if self.cgroup is not None:
             self.cgroup.begin_run()
         try:
-            self._write_all(_HDR.pack(len(raw)) + raw)
+            self._write_all(_HDR.pack(len(raw)) + raw + code_b + stdin_b)
         except OSError as e:  # BrokenPipeError: it died between runs
             raise StaleWorker from e
         deadline = time.monotonic() + timeout_s + GRACE_S

@@ -42,6 +42,10 @@ _DECIMAL_IN = re.compile(r"(?<![\d.])(\d*)\.(\d+)(?![\d.])")
 #: `` \times 10^{-9}`` after a decimal (scientific notation in LaTeX); group 1 is the exponent.
 _TIMES_TEN = re.compile(r"\s*(?:\\times|\\cdot|\*)\s*10\s*\^\s*\{?\s*([+-]?\s*\d{1,6})\s*\}?")
 _SQRT_PAREN = re.compile(r"\\sqrt\s*\(")
+#: A number (not a subscript or part of a name) or a closing parenthesis right before an opening bracket, or
+#: a closing parenthesis right before a number or ``\frac``: an implicit product (``2(3)``, ``(2)(3)``, ``(2)3``).
+_JUXTAPOSED = re.compile(r"((?<![_A-Za-z\\\d.])\d+(?:\.\d+)?|\))\s*(?=(?:\\left\s*)?[(\[]|(?:\\left\s*)?\\\{)"
+                         r"|(\))(?=\s*(?:\d|\\frac))")
 
 
 def to_parser_latex(s: str) -> tuple[str, int | None]:
@@ -68,6 +72,9 @@ def to_parser_latex(s: str) -> tuple[str, int | None]:
     _check_words(s)
     _check_sizes(s)
     s = _sqrt_parens(s)
+    # juxtaposition is a product: the parser reads a number next to a bracketed number as a mixed number
+    # (``2(3)`` = 5, ``(2)(3)`` = 5, ``2(\frac{1}{2})`` = 5/2), a wrong True against 5
+    s = _JUXTAPOSED.sub(lambda m: (m.group(1) or m.group(2)) + "\\cdot ", s)
     s = _REPEATING.sub(lambda m: _frac_latex(s, m, _repeating_value(m)), s)
     places = [_places(s, m) for m in _DECIMAL_IN.finditer(s)]
     s = _DECIMAL_IN.sub(lambda m: _frac_latex(s, m, _decimal_value(m)), s)

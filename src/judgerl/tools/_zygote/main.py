@@ -16,8 +16,16 @@ The zygote itself never executes user code. For each request it:
 4. kills every process the run left behind and cleans its directory, both within a time budget
    (:mod:`_zygote.cleanup`), then replies; a reply may ask the host to replace this worker.
 
-Wire protocol (both directions): 4-byte big-endian length, then a JSON header; the reply header
-carries the request's ``seq``, ``stdout_len``/``stderr_len`` and is followed by those raw bytes.
+No run's data ever enters the zygote's heap: every run is a fork of the zygote, so bytes left in
+its freed memory would be readable by the next run (``/proc/self/mem``). The request's code and
+stdin are read into a private anonymous mapping, the run's stdout/stderr are read into two more,
+the reply is written from them, and all three are unmapped (the kernel frees the pages) before
+the next request; the zygote only parses the small JSON headers.
+
+Wire protocol (both directions): 4-byte big-endian length, then a JSON header. The request header
+carries ``seq``, ``timeout_s``, ``limits``, ``code_len``/``stdin_len`` and is followed by those raw
+UTF-8 bytes; the reply header carries the request's ``seq``, ``stdout_len``/``stderr_len`` and is
+followed by those raw bytes.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from __future__ import annotations
 import base64
 import fcntl
 import json
+import mmap
 import os
 import select
 import signal
@@ -51,34 +60,76 @@ def read_exact(fd: int, n: int) -> bytes | None:
     return bytes(buf)
 
 
-def send(fd: int, header: dict, *payloads: bytes) -> None:
-    """Write one framed message: length, JSON header, raw payloads."""
-    raw = json.dumps(header).encode()
-    view = memoryview(_HDR.pack(len(raw)) + raw + b"".join(payloads))
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write all of ``data`` (blocking), without copying it."""
+    view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
 
 
-def handle(req: dict, cfg: dict, rundir: RunDir) -> tuple[dict, bytes, bytes]:
-    """Run one request in a forked child; returns the reply header and the captured output."""
+def send(fd: int, header: dict, *payloads: bytes | memoryview) -> None:
+    """Write one framed message: length, JSON header, raw payloads (written from their buffers)."""
+    raw = json.dumps(header).encode()
+    write_all(fd, _HDR.pack(len(raw)) + raw)
+    for payload in payloads:
+        write_all(fd, payload)
+
+
+def private_buffer(n: int) -> mmap.mmap:
+    """A private anonymous mapping of ``n`` bytes (at least 1): run data lives here, never in the heap;
+    ``close()`` unmaps it. Private: a forked run gets a copy-on-write view, never the zygote's pages."""
+    return mmap.mmap(-1, max(1, n), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+
+
+def release(*bufs: mmap.mmap) -> None:
+    """Unmap ``bufs`` (views of them still referenced by a traceback are collected first)."""
+    for buf in bufs:
+        try:
+            buf.close()
+        except BufferError:
+            import gc
+
+            gc.collect()
+            buf.close()
+
+
+def read_into(fd: int, view: memoryview) -> bool:
+    """Fill ``view`` from ``fd`` (blocking) without a bytes copy; False at EOF first."""
+    while view:
+        n = os.readv(fd, [view])
+        if not n:
+            return False
+        view = view[n:]
+    return True
+
+
+def handle(req: dict, cfg: dict, rundir: RunDir, payload: memoryview,
+           out_buf: memoryview, err_buf: memoryview) -> tuple[dict, int, int]:
+    """Run one request in a forked child. ``payload`` holds the request's code then stdin bytes; the
+    captured stdout/stderr go into ``out_buf`` / ``err_buf`` (each the output cap long). Returns the
+    reply header and the two captured lengths."""
     lim = req["limits"]
     cap = int(lim["output_bytes"])
     timeout_s = float(req["timeout_s"])
+    code_len = int(req["code_len"])
     run_dir = rundir.fresh()
-    stdin_data = (req.get("stdin") or "").encode()
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     t0 = time.monotonic()
     deadline = t0 + timeout_s
     pid = os.fork()
-    if pid == 0:
-        run_child(req, cfg, run_dir, (in_r, out_w, err_w))
+    if pid == 0:  # the run's own copy of its request, in its own heap
+        run_child(dict(req, code=bytes(payload[:code_len]).decode("utf-8", "surrogatepass")), cfg, run_dir,
+                  (in_r, out_w, err_w))
     for fd in (in_r, out_w, err_w):
         os.close(fd)
-    bufs = {out_r: bytearray(), err_r: bytearray()}
+    bufs = {out_r: out_buf, err_r: err_buf}
+    used = {out_r: 0, err_r: 0}
+    scratch = private_buffer(65536)
+    target: memoryview | None = None
     truncated = False
-    stdin_view = memoryview(stdin_data)
+    stdin_view = payload[code_len:]
     if not stdin_view:
         os.close(in_w)
         in_w = -1
@@ -136,21 +187,23 @@ def handle(req: dict, cfg: dict, rundir: RunDir) -> tuple[dict, bytes, bytes]:
                     os.close(in_w)
                     in_w = -1
             elif fd in open_pipes:
+                room = cap - used[fd]
+                target = bufs[fd][used[fd]:used[fd] + min(room, 65536)] if room > 0 else memoryview(scratch)
                 try:
-                    chunk = os.read(fd, 65536)
+                    n = os.readv(fd, [target])
                 except (BlockingIOError, InterruptedError):
                     continue
-                if not chunk:
+                if not n:
                     poller.unregister(fd)
                     open_pipes.discard(fd)
                     continue
-                buf = bufs[fd]
-                room = cap - len(buf)
-                if len(chunk) > room:
-                    truncated = True
-                    chunk = chunk[: max(room, 0)]
-                buf += chunk
+                if room > 0:
+                    used[fd] += n
+                else:
+                    truncated = True  # past the cap: read and discarded
     duration = (exited_at or time.monotonic()) - t0
+    target = None  # the last view of a buffer: released before its mapping goes
+    release(scratch)
     for fd in (out_r, err_r, pidfd) + ((in_w,) if in_w >= 0 else ()):
         os.close(fd)
     # Bounded: wiped, moved aside (fallback) or recycle (bwrap). Never while any of the run's
@@ -178,11 +231,11 @@ def handle(req: dict, cfg: dict, rundir: RunDir) -> tuple[dict, bytes, bytes]:
         "truncated": truncated,
         "duration_s": duration,
         "note": note,
-        "stdout_len": len(bufs[out_r]),
-        "stderr_len": len(bufs[err_r]),
+        "stdout_len": used[out_r],
+        "stderr_len": used[err_r],
         **after,
     }
-    return header, bytes(bufs[out_r]), bytes(bufs[err_r])
+    return header, used[out_r], used[err_r]
 
 
 def warm_up() -> None:
@@ -262,19 +315,32 @@ def main() -> int:
         body = read_exact(ctl_in, n)
         if body is None:
             return 0
-        seq = None
-        try:
+        try:  # the header only (no run data): the code and stdin follow as raw bytes
             req = json.loads(body)
+            sizes = (int(req["code_len"]), int(req["stdin_len"]), int(req["limits"]["output_bytes"]))
+        except (ValueError, KeyError, TypeError):
+            return 2  # a corrupt stream: the host replaces this worker
+        if min(sizes) < 0 or sizes[0] + sizes[1] > _MAX_REQUEST or sizes[2] > _MAX_REQUEST:
+            return 2
+        payload = private_buffer(sizes[0] + sizes[1])
+        out_buf, err_buf = private_buffer(sizes[2]), private_buffer(sizes[2])
+        try:
+            if not read_into(ctl_in, memoryview(payload)[:sizes[0] + sizes[1]]):
+                return 0
             seq = req.get("seq")
-            header, out, err = handle(req, cfg, rundir)
-            if cfg.get("own_pid_namespace") and sysv_ipc_in_use():
-                header["recycle"] = True  # SysV IPC objects appeared: start a fresh namespace
-        except Exception as exc:  # a bug or resource exhaustion here must not kill the zygote
-            note = f"SandboxError: {type(exc).__name__}: {exc}"
-            header, out, err = {"exit_code": -1, "timed_out": False, "truncated": False,
-                                "duration_s": 0.0, "note": note, "stdout_len": 0,
-                                "stderr_len": 0}, b"", b""
-        header["seq"] = seq  # the host checks it: a reply can never be taken for another run's
-        send(ctl_out, header, out, err)
+            try:
+                header, n_out, n_err = handle(req, cfg, rundir, memoryview(payload)[:sizes[0] + sizes[1]],
+                                              memoryview(out_buf), memoryview(err_buf))
+                if cfg.get("own_pid_namespace") and sysv_ipc_in_use():
+                    header["recycle"] = True  # SysV IPC objects appeared: start a fresh namespace
+            except Exception as exc:  # a bug or resource exhaustion here must not kill the zygote
+                note = f"SandboxError: {type(exc).__name__}: {exc}"
+                header, n_out, n_err = {"exit_code": -1, "timed_out": False, "truncated": False,
+                                        "duration_s": 0.0, "note": note, "stdout_len": 0,
+                                        "stderr_len": 0}, 0, 0
+            header["seq"] = seq  # the host checks it: a reply can never be taken for another run's
+            send(ctl_out, header, memoryview(out_buf)[:n_out], memoryview(err_buf)[:n_err])
+        finally:  # unmapped: the next run (a fork of this process) finds none of these bytes
+            release(payload, out_buf, err_buf)
         if header.get("recycle"):
             return 0
