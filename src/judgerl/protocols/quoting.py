@@ -44,22 +44,29 @@ from judgerl.text.confusables import plain_forms, skeleton, strip_invisible
 #: A list number or letter that opens a line, after any other dressing (``> 1. ``, ``- a) ``, ``| 2. ``).
 _LIST_NUMBER_RE = re.compile(r"^([^\w<\n]*)(?:\d{1,3}|[a-z])[.)](?=\s|$)", re.MULTILINE | re.IGNORECASE)
 #: A control tag, lenient about how a copier may find it dressed (``< / Verdict >``, ``<\/think>``,
-#: ``<**verdict**>``, ``<`verdict`>``, ``<\verdict>`` for a closing tag, ``<ver dict>`` or ``<v.e.r.d.i.c.t>`` with at
-#: most two separators between letters, split across lines); ASCII names only (``ı`` and ``ſ`` are read by the
+#: ``<**verdict**>``, ``<`verdict`>``, ``<\verdict>`` for a closing tag, ``<ver dict>``, ``<v.e.r.d.i.c.t>``,
+#: ``<v - e - r ...>`` or ``<v_e_r_d_i_c_t>`` with at most three separators between letters, split across lines); ASCII names only (``ı`` and ``ſ`` are read by the
 #: TR39 skeleton, before this). A self-closing ``<think/>`` reads as ``</think>`` and attributes are dropped
 #: (``<verdict class=x>``), as a copier "cleaning" the tag would write it. Group 2 is the name as written
 #: (:func:`_tag_name` reads it). Linear: ``[^<>]*`` stops at the next bracket, the separators are bounded and
 #: the markdown marks after the name take no whitespace.
 @functools.lru_cache(maxsize=8)
 def _skeleton_tag_re(tags: tuple[str, ...]) -> re.Pattern[str]:
-    names = "|".join(r"[^\w<>]{0,2}".join(map(re.escape, t)) for t in sorted(tags, key=len, reverse=True))
+    names = "|".join(r"(?:[^\w<>]|_){0,3}".join(map(re.escape, t)) for t in sorted(tags, key=len, reverse=True))
     return re.compile(r"<[\s*_`~]*(?:([/\\])[\s*_`~]*)?((?a:" + names
                       + r"))[*_`~\\]*(?:\s*>|\s*(/)\s*>|\s[^<>]*>)", re.IGNORECASE)
 
 
 def _tag_name(m: re.Match[str]) -> str:
     """The control tag name of a :func:`_skeleton_tag_re` match, lower-case, separators dropped."""
-    return re.sub(r"[^a-z0-9_]", "", m.group(2).lower())
+    name = re.sub(r"[^a-z0-9]", "", m.group(2).lower())  # ``v_e_r_d_i_c_t``: the letters name the tag
+    return _NAMES_BY_LETTERS(control_tags()).get(name, name)
+
+
+@functools.lru_cache(maxsize=8)
+def _NAMES_BY_LETTERS(tags: tuple[str, ...]) -> dict[str, str]:  # noqa: N802
+    """Control tag names (lower-case) by their letters and digits alone (``scorea`` -> ``score_a``)."""
+    return {re.sub(r"[^a-z0-9]", "", t.lower()): t.lower() for t in tags}
 
 
 #: Encodings a copier decodes while quoting: JSON and C / Python string escapes (``\u003c``, ``\u{3c}``,
@@ -67,8 +74,28 @@ def _tag_name(m: re.Match[str]) -> str:
 #: (``\<verdict\>`` renders ``<verdict>``) and URL percent-escapes (``%3C``). (Base64 and other encodings are
 #: not decoded: that is translation.)
 _ESCAPE_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})"
-                        r"|([0-3][0-7]{2})|([nrt\"/\\])|([!#$%&'()*+,\-.:;<=>?@\[\]^_`{|}~]))")
+                        r"|([0-3][0-7]{2})|([nrt\"/\\])|([!#$%&'()*+,\-.:;<=>?@\[\]^_`{|}~])"
+                        r"|N\{([A-Za-z0-9 \-]{1,80})\}|0{0,4}(3[cCeE]|2[fF]|5[bBdD]) ?)")
 _PERCENT_RE = re.compile(r"%([0-9a-fA-F]{2})")
+#: Other spellings of ``<`` / ``>`` / ``/`` a copier renders (read before the escapes: ``\rangle`` is no ``\r``):
+#: quoted-printable (``=3C``), LaTeX (``$<$``, ``\lt``, ``\langle``, ``\textless``), ``U+003C`` notation.
+_SPELLED_RE = re.compile(r"=(3[cCeE]|2[fF]|5[bBdD])|\$\s*\\(lt|gt|langle|rangle|textless|textgreater|lbrack|rbrack)"
+                         r"(?![A-Za-z])\s*\$|\\(lt|gt|langle|rangle|textless|textgreater|lbrack|rbrack)(?![A-Za-z]) ?"
+                         r"|\$([<>/])\$|U\+(00[2-7][0-9A-Fa-f])")
+_SPELLED = {"lt": "<", "langle": "<", "textless": "<", "gt": ">", "rangle": ">", "textgreater": ">", "lbrack": "[",
+            "rbrack": "]"}
+#: A markdown link (``[verdict](#)`` renders ``verdict``) and an empty inline HTML element (``ver<b></b>dict``).
+_LINK_RE = re.compile(r"\[([^\[\]\n]{0,80})\]\([^()\s]{0,200}\)")
+_EMPTY_ELEMENT_RE = re.compile(r"<(b|i|u|s|em|strong|span|code|sup|sub|small|mark|del|ins|a|q|kbd|var|abbr|font)"
+                               r"\b[^<>]{0,200}>\s*</\1\s*>|<wbr\s*/?>", re.IGNORECASE)
+#: Brackets written as words in brackets (``(less-than)``, ``[greater-than sign]``, ``{left angle bracket}``):
+#: a copier translates them. Bare prose (``72 is less than 74``) is left alone.
+_WORD_BRACKET_RE = re.compile(r"[(\[{]\s*(?:(less)[ _-]?than|(greater)[ _-]?than|(left)[ _-]angle[ _-]bracket|"
+                              r"right[ _-]angle[ _-]bracket)(?:[ _-]sign)?\s*[)\]}]", re.IGNORECASE)
+#: Markdown strikethrough (``~~x~~``): a copier rendering it may drop the struck text (also inside a tag name).
+_STRUCK_RE = re.compile(r"~~[^~\n]{1,40}~~")
+#: Unicode tag characters (U+E0020..U+E007E): invisible, but a model reads them as the ASCII they shadow.
+_TAG_CHARS = {c: c - 0xE0000 for c in range(0xE0020, 0xE007F)}
 #: A backslash for the slash of a closing tag (``<\think>``, ``<\verdict>``), read before the escapes (``\t``).
 _BACKSLASH_CLOSE_RE = re.compile(r"<\s*\\(?=\s*[A-Za-z_]+\s*>)")
 #: A right-to-left override (U+202E) up to its pop (U+202C) or the end of the line: it *renders* reversed.
@@ -82,13 +109,19 @@ _SKELETON_TOKEN_RE = re.compile(r"<(/?)([a-z_]+)>|[^<]+")
 
 
 def _decoded(text: str) -> str:
-    """``text`` with neutralised tags restored, HTML entities, URL percent-escapes, JSON / C string escapes and
-    markdown backslash escapes decoded and HTML comments dropped (three levels), NFKC, right-to-left overrides
+    """``text`` with Unicode tag characters read as ASCII, neutralised tags restored, HTML entities, URL
+    percent-escapes, JSON / C / Python / CSS string escapes, markdown backslash escapes and the spellings of
+    :data:`_SPELLED_RE` decoded, markdown links rendered, brackets written as words read (:data:`_WORD_BRACKET_RE`),
+    HTML comments, empty elements and struck-out text dropped (five levels),
+    NFKC, right-to-left overrides
     rendered (reversed), invisible characters and terminal controls removed."""
-    text = _BACKSLASH_CLOSE_RE.sub("</", restore_tags(text))  # ``<\think>``: a closing tag, not ``<`` + TAB
-    for _ in range(3):
+    text = _BACKSLASH_CLOSE_RE.sub("</", restore_tags(text.translate(_TAG_CHARS)))  # ``<\think>``: not ``<`` + TAB
+    for _ in range(5):
         unescaped = _PERCENT_RE.sub(lambda m: chr(int(m.group(1), 16)), html.unescape(text))
-        unescaped = _strip_html_comments(_ESCAPE_RE.sub(_unescape, unescaped))
+        unescaped = _LINK_RE.sub(r"\1", _SPELLED_RE.sub(_spelled, unescaped))
+        unescaped = _EMPTY_ELEMENT_RE.sub("", _strip_html_comments(_ESCAPE_RE.sub(_unescape, unescaped)))
+        unescaped = _STRUCK_RE.sub("", _WORD_BRACKET_RE.sub(
+            lambda m: "<" if m.group(1) or m.group(3) else ">", unescaped))
         if unescaped == text:
             break
         text = unescaped
@@ -103,7 +136,20 @@ def _unescape(m: re.Match[str]) -> str:
             return chr(point) if point <= 0x10FFFF else m.group(0)
     if m.group(6) is not None:
         return {"n": "\n", "r": "\r", "t": "\t"}.get(m.group(6), m.group(6))
+    if m.group(8) is not None:
+        try:
+            return unicodedata.lookup(m.group(8))
+        except KeyError:
+            return m.group(0)
+    if m.group(9) is not None:
+        return chr(int(m.group(9), 16))
     return m.group(7)
+
+
+def _spelled(m: re.Match[str]) -> str:
+    if m.group(1) or m.group(5):
+        return chr(int(m.group(1) or m.group(5), 16))
+    return m.group(4) or _SPELLED[m.group(2) or m.group(3)]
 
 
 def _strip_html_comments(text: str) -> str:

@@ -106,10 +106,13 @@ _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
 
 #: A symbol named after one Latin letter (``REGIONAL INDICATOR SYMBOL LETTER B``, ``NEGATIVE SQUARED LATIN
 #: CAPITAL LETTER B``): read as that letter.
-_LETTER_NAME_RE = re.compile(r"(?:^|\s)(?:LATIN (?:CAPITAL|SMALL) LETTER|REGIONAL INDICATOR SYMBOL LETTER) ([A-Z])$")
-#: Brackets that look like ``<`` / ``>`` by their Unicode names (``〈`` ``⟨`` ``‹`` ``⧼``; no double brackets).
+_LETTER_NAME_RE = re.compile(r"(?:^|\s)(?:LATIN (?:CAPITAL|SMALL) LETTER|REGIONAL INDICATOR SYMBOL LETTER"
+                             r"|LATIN LETTER SMALL CAPITAL) ([A-Z])$")
+#: Brackets that look like ``<`` / ``>`` by their Unicode names (``〈`` ``⟨`` ``‹`` ``⧼``, ``◁`` ``▷``;
+#: no double brackets).
 _ANGLE_NAME_RE = re.compile(r"^(?!.*DOUBLE)(?:.*\b(LEFT|RIGHT)(?:-POINTING)? (?:CURVED )?ANGLE "
-                            r"(?:BRACKET|QUOTATION MARK)|.*\b(LESS|GREATER)-THAN SIGN)$")
+                            r"(?:BRACKET|QUOTATION MARK)|.*\b(LESS|GREATER)-THAN SIGN"
+                            r"|WHITE (LEFT|RIGHT)-POINTING (?:SMALL )?TRIANGLE)$")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -120,10 +123,11 @@ def _plain_char(c: str) -> str:
     name = unicodedata.name(c, "")
     m = _LETTER_NAME_RE.search(name)
     if m:
-        return m.group(1) if "CAPITAL" in name or "REGIONAL" in name else m.group(1).lower()
+        big = ("CAPITAL" in name and "SMALL CAPITAL" not in name) or "REGIONAL" in name  # ``ʀ``: a small r
+        return m.group(1) if big else m.group(1).lower()
     m = _ANGLE_NAME_RE.match(name)
     if m:
-        return "<" if (m.group(1) or m.group(2)) in ("LEFT", "LESS") else ">"
+        return "<" if (m.group(1) or m.group(2) or m.group(3)) in ("LEFT", "LESS") else ">"
     return c
 
 
@@ -131,8 +135,8 @@ def plain_forms(text: str) -> str:
     """``text`` with every non-ASCII character a copier writes as ASCII by what it *means* (not by its look,
     which is :func:`skeleton`'s business) replaced: decimal digits of any script by their value (``٣``,
     ``३`` -> ``3``, as Python's ``float`` and the answer parsers read them), symbols named after one Latin
-    letter (regional indicators ``🇧``, ``🅱``) by that letter, and angle brackets by their Unicode names
-    (``〈`` ``⟨`` ``‹`` -> ``<``). Other characters are left as they are."""
+    letter (regional indicators ``🇧``, ``🅱``, small capitals ``ʀ``) by that letter, and angle brackets by their
+    Unicode names (``〈`` ``⟨`` ``‹`` ``◁`` -> ``<``). Other characters are left as they are."""
     return _NON_ASCII_CHAR_RE.sub(lambda m: _plain_char(m.group(0)), text)
 
 

@@ -105,10 +105,18 @@ _CLAIM_END = re.compile(r"[\s*_%)\]]*(?:$|[.!;,:\n])")
 #: claim of its own, and one followed by another candidate -- a hedge (``72 (or 74)``, ``72, or maybe 74``,
 #: ``72 and/or 74``), a range (``72 to 74``, ``72-74``, ``72 ± 2``, ``between 72 and 74``) or a list ending in
 #: ``or`` / ``and`` (``72, 73 or 74``) -- states no one number.
-_OP_AFTER = re.compile(r"\s*[-+*\u00d7\u00b7\u00f7:\u2044\u2215]\s*[-\u2212]?\$?\d")
+_OP_AFTER = re.compile(r"\s*(?:[-+*\u00d7\u00b7\u00f7:\u2044\u2215]\s*[-\u2212]?\$?(?:\d|[a-z]\b)"
+                       r"|(?:\u2192|->|=>)\s*[-\u2212]?\$?\d)", re.IGNORECASE)  # ``72 + x``; ``72 → 74``: 74
+#: A claim its writer disowns (``72 (incorrect)``, ``72 ✗``) or bounds (``at least 72``, ``< 72``) names no value.
+_DISOWNED_AFTER = re.compile(r"\s*(?:\(\s*(?:incorrect|wrong)\b|[\u2717\u2718\u274c])", re.IGNORECASE)
+_BOUND_BEFORE = re.compile(r"(?:\bat\s+(?:least|most)|\b(?:more|less|fewer|greater)\s+than"
+                           r"|(?<![-=])[<>\u2264\u2265]=?)\s*$", re.IGNORECASE)
+#: Struck-out text (``~~72~~ 74``, ``<del>72</del>``, ``<s>72</s>``) is retracted: read as if absent.
+_STRUCK = re.compile(r"~~[^~\n]{0,200}~~|<(del|s|strike)>[^<]{0,200}</\1>", re.IGNORECASE)
 _OP_BEFORE = re.compile(r"[\d)]\s*[-+*\u00d7\u00b7\u00f7:\u2044\u2215]\s*$")
 _SPREAD_AFTER = re.compile(
-    r"\s*(?:\(?\s*,?\s*(?:or|and/or)\b[^\n.;:\d]{0,24}?|(?:to|~|\u00b1|\+/?-)\s*"
+    r"\s*(?:\(?\s*,?\s*(?:\.{2,3}|\u2026)?\s*(?:or|and/or)\b[^\n.;:\d]{0,24}?|(?:to|~|\u00b1|\+/?-)\s*"
+    r"|,?\s+(?:if|when|unless)\b[^\n.;]{0,60}?\b(?:else|otherwise)\b[^\n.;\d]{0,12}?"
     r"|(?:\s*,\s*[-\u2212]?\$?\d[\d.]*)+\s*,?\s*(?:or|and)\s+)[-\u2212]?\$?\d", re.IGNORECASE)
 _SPREAD_BEFORE = re.compile(r"\b(?:between|from)\s+[-\u2212]?\$?$", re.IGNORECASE)
 #: Dashes a text may write a minus sign with (``–45``, ``‐45``, ``－45``) and digits followed by a scale word
@@ -193,6 +201,7 @@ def number_of(text):
     import unicodedata
 
     text = "".join(c for c in text if unicodedata.category(c) != "Cf")  # zero-width characters, soft hyphens
+    text = _STRUCK.sub(" ", text)
     text = _spell_out(_DIGITS_SCALE.sub(_scaled, _DASH_SIGN.sub("-", text.replace("\u2212", "-"))))
     markers = list(_MARKER.finditer(text))
     if markers:
@@ -205,7 +214,9 @@ def number_of(text):
                 if fix is not None and fix.start() == c.end() and _CLAIM_END.match(text, fix.end()):
                     m = fix  # the claim retracted: the number the last correction states
                     break
-            if _SPREAD_AFTER.match(text, m.end()) or _SPREAD_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+            if _SPREAD_AFTER.match(text, m.end()) or _DISOWNED_AFTER.match(text, m.end()) \
+                    or _SPREAD_BEFORE.search(text[max(0, m.start() - 12):m.start()]) \
+                    or _BOUND_BEFORE.search(text[max(0, m.start() - 16):m.start()]):
                 return None
             return _as_number(*m.groups())
     found = list(_claims(text))
