@@ -68,3 +68,16 @@ def test_audit_records_report_by_step_in_step_order():
     assert report.by_step[20] == {"n": 2, "rates": {**{k: 0.5 for k in KINDS}, "any": 1.0}}
     assert report.n == 4 and report.counts["any"] == 2 and report.rates["hacking_pattern"] == 0.25
     assert report.to_dict()["by_step"]["3"]["rates"]["any"] == 0.0
+
+
+@pytest.mark.parametrize("step", ["²", "-①", "٣"])
+def test_a_step_in_other_digits_is_a_clear_error_not_a_crash(tmp_path, step):
+    """``"²".isdigit()`` is True but ``int("²")`` raises: such a step is refused with the record named."""
+    import json
+
+    from judgerl.audit import load_audit_records
+
+    p = tmp_path / "r.jsonl"
+    p.write_text(json.dumps({"id": "r1", "response": "hi", "step": step}) + "\n")
+    with pytest.raises(ValueError, match="step.*must be a number"):  # was int()'s "invalid literal"
+        load_audit_records(p)

@@ -232,7 +232,7 @@ def _to_record(value: Any, index: int, loc: str, src: Mapping[str, str], path: s
         raise bad("id", f"must be a non-empty string or an integer, got {rid!r}")
     step = resolve(value, src["step"])
     if step is not None:
-        if isinstance(step, str) and step.strip().lstrip("-").isdigit():
+        if isinstance(step, str) and step.strip().lstrip("-").isascii() and step.strip().lstrip("-").isdigit():
             step = int(step)
         if isinstance(step, bool) or not isinstance(step, (int, float)) or not math.isfinite(step):
             raise bad("step", f"must be a number, got {step!r}")

@@ -99,7 +99,7 @@ def ties_score(prompts: Mapping[str, Sequence[tuple[bool, float]]]) -> float:
         kind, _, pid = rid.partition(":")
         if kind not in ("ref", "tied") or not pid:
             raise ValueError(f"Ties record id {rid!r} is not 'ref:<n>' or 'tied:<n>'")
-        pid = str(int(pid)) if pid.isdigit() else pid  # upstream pairs ids by int(n): "ref:07" goes with "tied:7"
+        pid = str(int(pid)) if pid.isascii() and pid.isdigit() else pid  # upstream pairs ids by int(n): "ref:07" goes with "tied:7"
         (ref if kind == "ref" else tied)[pid] = compute_prompt_stats(samples)
     ref_acc = float(np.mean([s[0] for s in ref.values()])) if ref else 0.0
     tied_acc = float(np.mean([s[0] for s in tied.values()])) if tied else 0.0

@@ -163,14 +163,37 @@ def row_responses(kwargs: Mapping[str, Any], n: int, reward: str) -> list[tuple[
     return out
 
 
+def check_response_count(protocol: JudgeProtocol, responses: Sequence[str], row: int, reward: str,
+                         n_responses: int | None = None) -> None:
+    """Raise when a row's non-empty ``responses`` cannot be the texts its prompt shows: a pairwise row needs
+    2, a pointwise row 1, a listwise row ``n_responses`` (when given). A short list would leave a response
+    unchecked, so a verdict copied from it would be paid.
+
+    Raises:
+        ValueError: the count does not fit the row's protocol (names the reward and the row).
+    """
+    want = {"pairwise": 2, "pointwise": 1}.get(protocol.kind, n_responses)
+    if responses and want is not None and len(responses) != want:
+        raise ValueError(f"{reward}: column {RESPONSES_COLUMN!r} row {row} has {len(responses)} response texts; "
+                         f"a {protocol.name} prompt shows {want} (a response left out goes unchecked)")
+
+
 def read_decisions(completions: Sequence[Any], protocols: Sequence[JudgeProtocol | None],
-                   responses: Sequence[Sequence[str]], n_responses: Sequence[int | None] | None = None) -> list[Any]:
+                   responses: Sequence[Sequence[str]], n_responses: Sequence[int | None] | None = None,
+                   reward: str = "reward") -> list[Any]:
     """The :class:`~judgerl.types.Decision` of each completion as the Judge reads it
     (:func:`judgerl.judge.decision.read_decision`: the row's protocol, then the quoted-answer check against
-    the row's ``responses``), or None for a row without a protocol (not this reward's)."""
+    the row's ``responses``), or None for a row without a protocol (not this reward's).
+
+    Raises:
+        ValueError: a row's responses do not fit its protocol (:func:`check_response_count`).
+    """
     from judgerl.judge.decision import read_decision
 
     counts = n_responses if n_responses is not None else [None] * len(completions)
+    for i, (p, r, k) in enumerate(zip(protocols, responses, counts)):
+        if p is not None:
+            check_response_count(p, r, i, reward, k)
     return [None if p is None else read_decision(p, completion_text(c), r, k)
             for c, p, r, k in zip(completions, protocols, responses, counts)]
 

@@ -48,7 +48,7 @@ ProtocolArg = JudgeProtocol | str | Sequence[JudgeProtocol | str]
 
 def _parse(completions: Sequence[Any], protos: Sequence[JudgeProtocol | None], kwargs: dict[str, Any],
            reward: str) -> list[Decision | None]:
-    return read_decisions(completions, protos, row_responses(kwargs, len(completions), reward))
+    return read_decisions(completions, protos, row_responses(kwargs, len(completions), reward), reward=reward)
 
 
 def get_verdict_reward(protocol: ProtocolArg = "pav") -> RewardFn:

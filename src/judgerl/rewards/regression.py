@@ -80,7 +80,8 @@ def get_regression_reward(protocol: JudgeProtocol | str = "pos", min_score: floa
         valid: list[float] = []
         errors: list[float] = []
         rows = [p if g is not None else None for p, g in zip(rows, golds)]
-        decisions = read_decisions(completions, rows, row_responses(kwargs, n, "regression_reward"))
+        decisions = read_decisions(completions, rows, row_responses(kwargs, n, "regression_reward"),
+                                   reward="regression_reward")
         for d, g in zip(decisions, golds):
             if d is None:
                 out.append(None)

@@ -48,7 +48,7 @@ from judgerl.text.codeblocks import (
     output_blocks,
 )
 from judgerl.judge.decision import observations_of, read_decision
-from judgerl.rewards._columns import column, completion_text, row_responses
+from judgerl.rewards._columns import check_response_count, column, completion_text, row_responses
 from judgerl.types import Decision, Trajectory
 
 #: Categories whose items must be judged without tools (TIR-Judge: safety and general chat).
@@ -220,6 +220,7 @@ def _scores_for_batch(
         if gold is None:
             out.append(None)
             continue
+        check_response_count(proto, responses[i], i, "tir_reward", n_resp[i])
         try:
             out.append(score_tir(
                 completion_text(completion), gold, proto,

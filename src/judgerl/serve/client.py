@@ -138,7 +138,8 @@ class JudgeClient:
                         msg = r.text
                     raise JudgeClientError(f"{self.url}{path}: HTTP {r.status_code}: {msg}", r.status_code)
                 hint = r.headers.get("retry-after")
-                delay = float(hint) if hint and hint.replace(".", "", 1).isdigit() else None
+                plain = (hint or "").replace(".", "", 1)
+                delay = float(hint) if plain.isascii() and plain.isdigit() else None  # "²" is a digit, not a number
             if delay is None:
                 delay = random.uniform(0, min(self.max_backoff_s, self.backoff_base_s * 2 ** min(attempt, 30)))
             if self.max_retry_s is not None:  # never sleep past the retry budget

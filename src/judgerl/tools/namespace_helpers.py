@@ -275,8 +275,8 @@ def _compiled_test(test):
     if isinstance(node, ast.Assert):
         expr = node.test
         if isinstance(expr, ast.Compare):
-            parts = [compile(ast.Expression(e), "<test>", "eval") for e in (expr.left, *expr.comparators)]
-            return "cmp", parts, [ops[type(o)] for o in expr.ops], names
+            parts = tuple(compile(ast.Expression(e), "<test>", "eval") for e in (expr.left, *expr.comparators))
+            return "cmp", parts, tuple(ops[type(o)] for o in expr.ops), names  # tuples: no response edits them
         return "truth", compile(ast.Expression(expr), "<test>", "eval"), names
     return "exec", compile(tree, "<test>", "exec"), names
 
@@ -374,8 +374,9 @@ def passes(text, tests, timeout_s=3.0):
         SyntaxError: a test line is not Python. TypeError: ``tests`` is not a list of str.
 
     Limits: the child is the response's own process, so code written against this harness (reading
-    the token from its memory) can report passes it did not earn for itself -- never for the other
-    response, and never in the judge's output.
+    the token from its memory, rebinding or re-coding this module's functions or ``_HARNESS``, a
+    ``sys.settrace`` hook that rewrites the harness frame's locals) can report passes it did not earn
+    for itself -- never for the other response, and never in the judge's output.
     """
     import os
     import secrets
@@ -407,7 +408,7 @@ def passes(text, tests, timeout_s=3.0):
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            checks_of = list(enumerate(checks))
+            checks_of = tuple(enumerate(checks))
             names = frozenset().union(*(c[-1] for c in checks))
             before = _module_state()
             ns = {"__name__": "response"}

@@ -95,7 +95,7 @@ def resolve(record: Mapping[str, Any], path: str) -> Any:
     for part in path.split("."):
         if isinstance(value, Mapping) and part in value:
             value = value[part]
-        elif isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
+        elif isinstance(value, list) and part.lstrip("-").isascii() and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
             value = value[int(part)]
         else:
             return None
