@@ -49,3 +49,15 @@ def embedded_backend(embedded_model_dir: Path):
     from judgerl.backends.hf import HFBackend
 
     return HFBackend(str(embedded_model_dir), batch_size=16)
+
+
+@pytest.fixture(scope="module")
+def bwrap():
+    """A bubblewrap sandbox with one warm worker and a 3 s limit, per test module (the red-team rows); skipped
+    where bubblewrap is not usable. Modules that need other settings define their own ``bwrap``."""
+    from judgerl.tools import bwrap_available, get_sandbox
+
+    if not bwrap_available():
+        pytest.skip("bubblewrap is not usable here")
+    with get_sandbox("bwrap", pool_size=1, timeout_s=3.0) as sandbox:
+        yield sandbox
