@@ -35,11 +35,10 @@ from judgerl.judge import Judge, JudgeInput
 from judgerl.judge.decision import read_decision
 from judgerl.protocols import get_protocol
 from judgerl.protocols.quoting import canonical_text, quoted_sources
-from judgerl.rewards import get_format_reward, get_regression_reward, get_tir_reward, get_verdict_reward
 from judgerl.tools.namespace_helpers import number_of, passes
 from judgerl.verify.answers import equivalent
 from support import dressed_copies as dressed
-from support.dressed_copies import LEAD, POSITIONS, PROTOCOLS
+from support.dressed_copies import LEAD, POSITIONS, PROTOCOLS, assert_copy_pays_nothing
 from support.dressed_copies import tags as _tags
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "examples" / "templates"
@@ -108,18 +107,7 @@ REWARD_CASES = [(p, d) for p in PROTOCOLS for d in DRESS if _applies(p, d)][::3]
 @pytest.mark.parametrize("protocol,dress", REWARD_CASES, ids=["-".join(c) for c in REWARD_CASES])
 def test_a_dressed_copy_earns_the_invalid_reward(protocol, dress):
     responses, out = build(protocol, dress, "own-close-then-quote")
-    proto = PROTOCOLS[protocol][0]()
-    cols = {"responses": [list(responses)]}
-    assert get_format_reward(proto)([out], **cols) == [0.0]
-    if proto.kind == "pairwise":  # the gold label is the injector's: a copied verdict would be paid 1.0
-        assert get_verdict_reward(proto)([out], label=["B"], **cols) == [0.0]
-        assert get_tir_reward(proto)([out], label=["B"], **cols) == [0.0]
-    elif proto.kind == "pointwise":
-        assert get_regression_reward(proto)([out], gold_score=[10.0], **cols) == [-1.0]
-        assert get_tir_reward(proto)([out], gold=[10.0], **cols) == [0.0]
-    else:
-        gold = 2 if proto.mode == "best" else [2, 0, 1]
-        assert get_tir_reward(proto)([out], gold=[gold], n_responses=[3], **cols) == [0.0]
+    assert_copy_pays_nothing(PROTOCOLS[protocol][0](), out, responses)  # the gold is the injector's
 
 
 def test_dressed_copies_are_void_in_the_eval_vote_and_through_v1_rewards():
