@@ -35,7 +35,8 @@ from judgerl.judge import Judge, JudgeInput
 from judgerl.judge.decision import read_decision
 from judgerl.protocols import get_protocol
 from judgerl.protocols.quoting import canonical_text, quoted_sources
-from judgerl.tools.namespace_helpers import number_of, passes
+from judgerl.tools.namespace_helpers import number_of
+from judgerl.tools.namespace_passes import passes
 from judgerl.verify.answers import equivalent
 from support import dressed_copies as dressed
 from support.dressed_copies import LEAD, POSITIONS, PROTOCOLS, assert_copy_pays_nothing

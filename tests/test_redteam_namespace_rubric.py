@@ -15,7 +15,8 @@ from judgerl.judge.core import Judge, JudgeInput
 from judgerl.judge.decision import read_decision
 from judgerl.protocols import get_protocol
 from judgerl.tools.namespace import namespaced_code, response_namespace
-from judgerl.tools.namespace_helpers import number_of, passes
+from judgerl.tools.namespace_helpers import number_of
+from judgerl.tools.namespace_passes import passes
 from judgerl.train.datasets import build_rows
 from judgerl.train.distill import judge_rows
 from judgerl.train.teach import domain_teacher

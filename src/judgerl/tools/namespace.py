@@ -13,9 +13,9 @@ name            value
 ``RESPONSE``    pointwise: the one response
 ``code_of``     ``code_of(text) -> str``: a response's Python code (:mod:`.namespace_helpers`)
 ``number_of``   ``number_of(text) -> int | float | None``: the final number a response states
-``passes``      ``passes(text, tests) -> int``: how many test lines a response's code passes, run in a
-                forked child apart from the judge's code (what the response prints, an early exit,
-                a patched builtin stay there)
+``passes``      ``passes(text, tests) -> int``: how many test lines a response's code passes; its code
+                runs in a fresh interpreter and the tests in the judge's (:mod:`.namespace_passes`):
+                what the response prints, an early exit, a patched builtin or a trace hook stay there
 ==============  ==========================================================================
 
 The prompt documents the names (:func:`judgerl.protocols.common.namespace_instruction`); the
@@ -40,7 +40,9 @@ from judgerl.protocols.common import NAMESPACE_NAMES
 #: Largest namespace (UTF-8 bytes of its JSON) sent to the sandbox; larger texts make the code block
 #: fail with a ``NamespaceTooLarge`` error instead of a request the sandbox would refuse (64 MiB).
 MAX_NAMESPACE_BYTES = 8 * 1024 * 1024
-_HELPERS = (Path(__file__).with_name("namespace_helpers.py")).read_text(encoding="utf-8")
+#: The helpers' sources, executed in this order in one globals dict inside the sandbox.
+_HELPERS = "\n".join(Path(__file__).with_name(f).read_text(encoding="utf-8")
+                     for f in ("namespace_helpers.py", "namespace_passes.py"))
 _KINDS = ("pairwise", "pointwise", "listwise")
 
 
@@ -82,7 +84,8 @@ def _literal(text: str) -> str:
 def namespaced_code(code: str, namespace: Mapping[str, Any]) -> str:
     """The program the sandbox runs for the judge's ``code`` with ``namespace`` defined.
 
-    The program defines the helpers of :mod:`judgerl.tools.namespace_helpers` and the names of
+    The program defines the helpers of :mod:`judgerl.tools.namespace_helpers` and
+    :mod:`judgerl.tools.namespace_passes` and the names of
     ``namespace`` (JSON values) in a fresh globals dict with ``__name__ == "__main__"``, then
     compiles ``code`` as ``<judge>`` and executes it there. What it prints, and the last line of its
     error, are those of ``code`` alone.

@@ -8,11 +8,11 @@ teacher's code, run in the sandbox with the response namespace::
     print("A", passes(A, tests), "of", len(tests))
     print("B", passes(B, tests), "of", len(tests))
 
-:func:`~judgerl.tools.namespace_helpers.passes` runs each response's code and the tests in a forked
-child apart from this program (its output discarded, its count reported over a pipe under a
-per-call token), so a response cannot print forged ``A 3 of 3`` lines, exit early so that the other
-response's line never prints, patch ``print`` / ``len`` / the other response's names, or win with an
-object whose ``__eq__`` always says True; an endless loop costs it its own count only.
+:func:`~judgerl.tools.namespace_passes.passes` runs each response's code in a fresh interpreter apart
+from this program (its output discarded) and the tests here, on the values its functions return, so a
+response cannot print forged ``A 3 of 3`` lines, exit early so that the other response's line never
+prints, patch ``print`` / ``len`` / the other response's names or the harness, or win with an object
+whose ``__eq__`` always says True; an endless loop costs it its own count only.
 
 It reads ``A 3 of 3`` / ``B 2 of 3`` back: the response passing more examples wins; equal counts
 (the mutant passes every visible example) give no verdict and the pair is dropped. Pointwise: the
