@@ -122,3 +122,28 @@ def test_resume_after_kill_continues_from_last_checkpoint(tmp_path: Path, shared
     assert result["global_step"] == 3
     steps = [r["step"] for r in read_metrics(out / "metrics.jsonl") if r["phase"] == "grpo" and "reward" in r]
     assert steps[-1] == 3 and steps.count(3) == 1  # step 3 trained once, after the resume
+
+
+def test_pointwise_tir_if_recipe_runs_two_steps(tmp_path: Path, shared_data: Path, embedded_model_dir: Path) -> None:
+    """tir-judge-if (task tir-pointwise): the IF teacher's SFT, then 2 GRPO steps of pointwise tool-loop rollouts
+    scored by the TIR reward against each row's gold score."""
+    from judgerl.data.builders.if_pairs import IFPairSettings, write_if_pairs
+    from judgerl.gold.ifeval import IFEvalGoldJudge
+    from judgerl.train.run import run_training
+
+    checker = IFEvalGoldJudge.from_file(shared_data / "ifeval" / "input_data.jsonl")
+    pairs = tmp_path / "if-pairs.jsonl"
+    write_if_pairs(checker.records[:12], checker, pairs, IFPairSettings(split="train", seed=0))
+    cfg = load_recipe("tir-judge-if", [f"data.path={pairs}", "data.limit=2", f"output_dir={tmp_path / 'run'}",
+                                       "warmup.steps=1", "warmup.batch_size=2", "grpo.max_steps=2",
+                                       "grpo.num_generations=2", "grpo.per_device_train_batch_size=4",
+                                       "grpo.max_completion_length=32", "dapo.overlong_buffer=8", "grpo.save_steps=1",
+                                       "tools.max_rounds=1", "tools.max_new_tokens=16", "lora.top_layers=2",
+                                       "dapo.dynamic_sampling=false"])
+    result = run_training(cfg)
+    assert result["global_step"] == 2
+    stats = json.loads((tmp_path / "run" / "sft_stats.json").read_text())
+    assert stats["teacher"] == "programmatic/domains" and stats["selected"] == stats["rows"] == 4
+    recs = [r for r in read_metrics(tmp_path / "run" / "metrics.jsonl") if r["phase"] == "grpo" and "reward" in r]
+    assert [r["step"] for r in recs] == [1, 2] and "rewards/tir_reward/mean" in recs[0]
+    assert (Path(result["final_model"]) / "adapter" / "adapter_model.safetensors").is_file()

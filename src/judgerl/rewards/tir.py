@@ -210,13 +210,14 @@ def _scores_for_batch(
     n = len(completions)
     labels = column(kwargs, "label", n, "tir_reward", required=False)
     golds = column(kwargs, "gold", n, "tir_reward", required=False)
+    gold_scores = column(kwargs, "gold_score", n, "tir_reward", required=False)  # pointwise TIR rows
     categories = column(kwargs, "category", n, "tir_reward", required=False)
     trajectories = column(kwargs, "trajectories", n, "tir_reward", required=False)
     n_resp = column(kwargs, "n_responses", n, "tir_reward", required=False)
     responses = row_responses(kwargs, n, "tir_reward")
     out: list[TIRScore | None] = []
     for i, completion in enumerate(completions):
-        gold = labels[i] if labels[i] is not None else golds[i]
+        gold = labels[i] if labels[i] is not None else golds[i] if golds[i] is not None else gold_scores[i]
         if gold is None:
             out.append(None)
             continue
@@ -254,7 +255,7 @@ def get_tir_reward(
 
     Returns:
         ``tir_reward(completions, **kwargs) -> list[float | None]``. Reads the columns ``label``
-        (or ``gold``), optional ``category``, ``trajectories``, ``n_responses`` and ``responses`` from kwargs,
+        (or ``gold``, or -- pointwise rows of :func:`judgerl.train.datasets.build_rows` -- ``gold_score``), optional ``category``, ``trajectories``, ``n_responses`` and ``responses`` from kwargs,
         each a list aligned with ``completions``; other kwargs (``prompts``, ``trainer_state`` …)
         are ignored. A row whose label is None gets None.
 

@@ -66,7 +66,9 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Yaml12Floats)  # noqa: S506 - a SafeLoader subclass
 
 
-TASKS: tuple[str, ...] = ("pairwise", "pointwise", "multitask", "tir", "regression")
+TASKS: tuple[str, ...] = ("pairwise", "pointwise", "multitask", "tir", "tir-pointwise", "regression")
+#: The tool-integrated tasks (sandboxed tool-loop rollouts, the TIR reward): pairwise and pointwise TIR-Judge.
+TIR_TASKS: tuple[str, ...] = ("tir", "tir-pointwise")
 
 
 class RecipeError(ValueError):
@@ -102,10 +104,15 @@ class TrainConfig:
         output_dir: Where ``config.json``, checkpoints, ``metrics.jsonl`` and the PNG curves go.
         task: ``pairwise`` (J1 PaV/PaS/PaVS with position-agnostic batching), ``pointwise`` (PoS
             from pairwise labels), ``multitask`` (both in one run), ``tir`` (tool-integrated
-            rollouts), ``regression`` (pointwise scores against gold scores).
-        protocol: Pairwise protocol name (``pav``, ``pas``, ``pavs``); ``protocol_args`` its options.
+            rollouts, pairwise), ``tir-pointwise`` (tool-integrated rollouts of the pointwise protocol,
+            each response scored against its gold score: TIR-Judge's pointwise format), ``regression``
+            (pointwise scores against gold scores).
+        protocol: Pairwise protocol name (``pav``, ``pas``, ``pavs``); ``protocol_args`` its options
+            (task ``tir-pointwise``: the options of ``pointwise_protocol``, e.g. ``namespace``).
         pointwise_protocol: Pointwise protocol name (``pos``), built on ``score_min``..``score_max``.
         score_min, score_max: Pointwise score scale (regression: M_max = (max - min)²).
+        score_tolerance: Task ``tir-pointwise``: the TIR reward's Rc counts a score within this distance of
+            the gold score as correct (0: exact, as TIR-Judge's pointwise Rc).
         seed: Seed for data shuffling, sampling and training.
         freeze_layers: Freeze the input embeddings and the first N transformer blocks (CPU speed-up).
         time_limit_min: Stop training (after saving a checkpoint) after this many minutes.
@@ -125,6 +132,7 @@ class TrainConfig:
     pointwise_protocol: str = "pos"
     score_min: float = 0
     score_max: float = 10
+    score_tolerance: float = 0.0
     seed: int = 0
     freeze_layers: int = 0
     time_limit_min: float | None = None
@@ -156,9 +164,10 @@ class TrainConfig:
         Raises:
             RecipeError: an unknown protocol or a bad scale.
         """
-        if self.task not in ("pointwise", "multitask", "regression"):
+        if self.task not in ("pointwise", "multitask", "regression", "tir-pointwise"):
             return None
-        return _protocol(self.pointwise_protocol, {"min_score": self.score_min, "max_score": self.score_max},
+        options = dict(self.protocol_args) if self.task == "tir-pointwise" else {}
+        return _protocol(self.pointwise_protocol, {**options, "min_score": self.score_min, "max_score": self.score_max},
                          "pointwise_protocol")
 
     def protocols(self) -> tuple[Any, Any]:
@@ -184,6 +193,10 @@ class TrainConfig:
                 raise RecipeError(f"{where}: rewards.{name}: weight must be a number, got {w!r}")
         if self.score_max <= self.score_min:
             raise RecipeError(f"{where}: score_max ({self.score_max}) must be > score_min ({self.score_min})")
+        tol = self.score_tolerance
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < self.score_max - self.score_min:
+            raise RecipeError(f"{where}: score_tolerance must be a number of score points in [0, score_max - score_min), "
+                              f"got {tol!r}")
         if not self.data.path and not self.data.builder:
             raise RecipeError(f"{where}: data.path (a pairs file) or data.builder is required")
         if self.rewards.overlong and not self.dapo.overlong_buffer:
@@ -228,7 +241,7 @@ class TrainConfig:
                               "set distill.temperature > 0")
         if z.rounds:
             if self.task != "tir":
-                raise RecipeError(f"{where}: zero.rounds needs task: tir (TIR-Judge-Zero bootstraps a tool judge)")
+                raise RecipeError(f"{where}: zero.rounds needs task: tir (TIR-Judge-Zero bootstraps a pairwise tool judge)")
             if d.teacher:
                 raise RecipeError(f"{where}: zero.rounds and distill.teacher exclude each other (Zero has no teacher)")
             if self.warmup.steps == 0:

@@ -7,6 +7,8 @@ Every task writes rows in *blocks of two* that must be generated in the same bat
 * ``pointwise``: (x, chosen) with ``role="chosen"`` then (x, rejected) with ``role="rejected"`` —
   J1's pointwise judge trained from pairwise labels;
 * ``multitask``: the pairwise block and the pointwise block of every pair;
+* ``tir-pointwise``: (x, chosen) and (x, rejected) with tools, each with its ``gold_score``
+  (:func:`gold_scores`): TIR-Judge's pointwise format;
 * ``regression``: (x, chosen) and (x, rejected), each with its ``gold_score``.
 
 :class:`~judgerl.train.trainer.PairBlockRepeatSampler` shuffles whole blocks, never splitting one,
@@ -28,7 +30,7 @@ from typing import Any, Sequence
 
 from judgerl.protocols.base import JudgeProtocol
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
-from judgerl.train.config import RecipeError
+from judgerl.train.config import TASKS, TIR_TASKS, RecipeError
 from judgerl.train.sections import DataConfig
 from judgerl.types import Messages, PreferencePair
 
@@ -85,27 +87,28 @@ def build_rows(
 
     Args:
         pairs: Training pairs; ties are skipped (no gold preference).
-        task: ``pairwise``, ``pointwise``, ``multitask``, ``tir`` or ``regression``.
+        task: ``pairwise``, ``pointwise``, ``multitask``, ``tir``, ``tir-pointwise`` or ``regression``.
         pairwise: The pairwise protocol object (tasks pairwise / multitask / tir).
-        pointwise: The pointwise protocol object with its scale (pointwise / multitask / regression);
-            regression gold scores are clipped to its scale.
-        max_tool_rounds: The rollouts' tool budget, stated in ``tir`` prompts.
+        pointwise: The pointwise protocol object with its scale (pointwise / multitask / regression /
+            tir-pointwise); regression and tir-pointwise gold scores are clipped to its scale.
+        max_tool_rounds: The rollouts' tool budget, stated in ``tir`` / ``tir-pointwise`` prompts.
 
-    Prompts are built with these protocols (``tools=True`` for the ``tir`` task); the ``protocol``
+    Prompts are built with these protocols (``tools=True`` for the TIR tasks); the ``protocol``
     column holds each row's protocol name.
 
     Raises:
         ValueError: unknown task, a protocol the task needs is missing, or no usable (non-tie) pair.
     """
-    if task not in ("pairwise", "pointwise", "multitask", "tir", "regression"):
+    if task not in TASKS:
         raise ValueError(f"unknown task {task!r}")
     pw = pairwise if task in ("pairwise", "multitask", "tir") else None
-    pt = pointwise if task in ("pointwise", "multitask", "regression") else None
+    pt = pointwise if task in ("pointwise", "multitask", "regression", "tir-pointwise") else None
     if task in ("pairwise", "multitask", "tir") and pw is None:
         raise ValueError(f"task {task!r} needs a pairwise protocol")
-    if task in ("pointwise", "multitask", "regression") and pt is None:
+    if task in ("pointwise", "multitask", "regression", "tir-pointwise") and pt is None:
         raise ValueError(f"task {task!r} needs a pointwise protocol")
-    tools = task == "tir"
+    tools = task in TIR_TASKS
+    scored = task in ("regression", "tir-pointwise")
     rows: list[dict[str, Any]] = []
     for p in pairs:
         if p.tie:
@@ -116,13 +119,14 @@ def build_rows(
                              order=0, label="A"))
             rows.append(_row(pw.build(p.prompt, ba, tools=tools, max_tool_rounds=max_tool_rounds), pw, p, ba,
                              order=1, label="B"))
-        if pt is not None and task != "regression":
+        if pt is not None and not scored:
             rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, [p.chosen], role="chosen"))
             rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, [p.rejected], role="rejected"))
-        if task == "regression":
+        if scored:
             sc, sr = gold_scores(p, *pt.score_scale)  # type: ignore[misc]
-            rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, [p.chosen], role="chosen", gold_score=sc))
-            rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, [p.rejected], role="rejected", gold_score=sr))
+            for role, text, gold in (("chosen", p.chosen, sc), ("rejected", p.rejected, sr)):
+                msgs = pt.build(p.prompt, [text], tools=tools, max_tool_rounds=max_tool_rounds)  # type: ignore[union-attr]
+                rows.append(_row(msgs, pt, p, [text], role=role, gold_score=gold))
     if not rows:
         raise ValueError("no usable pairs: every pair is a tie or the list is empty")
     return rows

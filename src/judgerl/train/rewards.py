@@ -28,6 +28,7 @@ class RewardContext:
         pairwise, pointwise: The run's protocol objects (None when the task has none), with their
             options and scale (a 0-9 PoS recipe's format and regression rewards parse on 0-9).
         max_tool_rounds: The tool budget (TIR reward: Rt counts at most this many calls).
+        score_tolerance: The pointwise TIR reward's Rc: largest ``|score - gold|`` counted as correct.
         force_answer: TIR rollouts force missing answer tags (:func:`forced_answer_reward`).
         max_completion_length: GRPO's completion budget in tokens (overlong punishment).
         overlong_buffer: DAPO's L_cache in tokens (None: no overlong punishment).
@@ -39,16 +40,17 @@ class RewardContext:
     force_answer: bool = False
     max_completion_length: int = int(GRPO_DEFAULTS["max_completion_length"])
     overlong_buffer: int | None = None
+    score_tolerance: float = 0.0
 
     @classmethod
     def from_sections(cls, pairwise: JudgeProtocol | None, pointwise: JudgeProtocol | None, tools: ToolsConfig,
-                      grpo: Mapping[str, Any], dapo: DapoConfig) -> "RewardContext":
+                      grpo: Mapping[str, Any], dapo: DapoConfig, score_tolerance: float = 0.0) -> "RewardContext":
         """The context of a run from its protocol objects (:meth:`~judgerl.train.config.TrainConfig.protocols`)
         and the recipe's ``tools`` section, ``grpo`` fields and ``dapo`` section
         (:meth:`judgerl.train.setup.TrainSetup.from_config` calls it)."""
         return cls(pairwise, pointwise, int(tools.max_rounds), bool(tools.force_answer),
                    int(grpo.get("max_completion_length", GRPO_DEFAULTS["max_completion_length"])),
-                   None if dapo.overlong_buffer is None else int(dapo.overlong_buffer))
+                   None if dapo.overlong_buffer is None else int(dapo.overlong_buffer), float(score_tolerance))
 
 
 def _verdict(c: RewardContext) -> RewardFn:
@@ -84,7 +86,8 @@ def _regression(c: RewardContext) -> RewardFn:
 def _tir(c: RewardContext) -> RewardFn:
     from judgerl.rewards import get_tir_reward
 
-    fn = get_tir_reward(c.pairwise, max_tool_calls=c.max_tool_rounds)
+    # task tir: the pairwise protocol; tir-pointwise: the pointwise one, its rows scored against gold_score
+    fn = get_tir_reward(c.pairwise or c.pointwise, max_tool_calls=c.max_tool_rounds, score_tolerance=c.score_tolerance)
     return forced_answer_reward(fn) if c.force_answer else fn
 
 

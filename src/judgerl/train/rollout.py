@@ -75,7 +75,8 @@ def make_tir_rollout(protocol: JudgeProtocol, tools: ToolsConfig, tokenizer: Any
     (protocol option ``namespace``) the response namespace in training as in eval and serve (a prompt
     is found by its messages without an assistant prefill).
 
-    ``protocol``: the run's pairwise protocol object (:class:`~judgerl.train.setup.TrainSetup`).
+    ``protocol``: the run's TIR protocol object (:class:`~judgerl.train.setup.TrainSetup`): pairwise (task
+    ``tir``, two responses per prompt) or pointwise (task ``tir-pointwise``, one).
     ``tools`` (the recipe's :class:`~judgerl.train.sections.ToolsConfig`): ``max_rounds``, ``sandbox``
     kind, ``timeout_s``, ``max_new_tokens`` per round (default ``grpo.max_completion_length``),
     ``allow_unsafe``, ``force_answer`` (the Judge forces the answer tag of trajectories that
@@ -100,6 +101,7 @@ def make_tir_rollout(protocol: JudgeProtocol, tools: ToolsConfig, tokenizer: Any
 
     box = sandbox or get_sandbox(kind=tools.sandbox, timeout_s=float(tools.timeout_s), allow_unsafe=tools.allow_unsafe)
     shown = {prompt_key(r["prompt"]): (tuple(r.get("responses") or ()), r.get("question")) for r in rows}
+    shown_count = 1 if protocol.kind == "pointwise" else 2
 
     def shown_of(prompt: Any) -> tuple[tuple[str, ...], str | None]:
         if not shown:
@@ -124,7 +126,7 @@ def make_tir_rollout(protocol: JudgeProtocol, tools: ToolsConfig, tokenizer: Any
         judge = Judge(protocol, backend, params, sandbox=box, max_tool_rounds=int(tools.max_rounds),
                       force_answer=bool(tools.force_answer))
         step, proc = int(trainer.state.global_step), int(trainer.accelerator.process_index)
-        requests = [JudgeRequest(p, 2, derive_seed(int(args.seed), step, proc, i), *shown_of(p))
+        requests = [JudgeRequest(p, shown_count, derive_seed(int(args.seed), step, proc, i), *shown_of(p))
                     for i, p in enumerate(prompts)]
         merged = merged_for_generation(model) if merge_for_rollout else nullcontext(model)
         try:

@@ -26,9 +26,9 @@ class TrainSetup:
     """The objects of one run.
 
     Attributes:
-        task: The recipe's task (``pairwise``, ``pointwise``, ``multitask``, ``tir``, ``regression``).
+        task: The recipe's task (``pairwise``, ``pointwise``, ``multitask``, ``tir``, ``tir-pointwise``, ``regression``).
         pairwise: The pairwise protocol (tasks pairwise / multitask / tir), else None.
-        pointwise: The pointwise protocol on the recipe's scale (pointwise / multitask / regression), else None.
+        pointwise: The pointwise protocol on the recipe's scale (pointwise / multitask / regression / tir-pointwise), else None.
         base_model: The model directory the run starts from (``config.model`` resolved).
         pairs: The training pairs (non-tie; ``data.offset`` / ``data.limit`` applied).
         rows: Their GRPO rows (:func:`judgerl.train.datasets.build_rows`), prompts stating the tool budget.
@@ -79,7 +79,8 @@ class TrainSetup:
         pw, pt = config.protocols()
         pairs = load_training_pairs(config.data, config.seed)
         rows = build_rows(pairs, config.task, pw, pt, max_tool_rounds=int(config.tools.max_rounds))
-        rewards = RewardContext.from_sections(pw, pt, config.tools, config.grpo, config.dapo)
+        rewards = RewardContext.from_sections(pw, pt, config.tools, config.grpo, config.dapo,
+                                              config.score_tolerance)
         return cls(config.task, pw, pt, resolve_hf_path(config.model), tuple(pairs), tuple(rows), int(config.seed),
                    rewards, config.rewards.weights(), config.tools, config.warmup, config.distill, config.lora,
                    config.dapo, int(config.freeze_layers), dict(config.grpo), dict(config.sft))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.protocols.base import JudgeProtocol
+from judgerl.train.config import TIR_TASKS
 from judgerl.train.sections import LoraConfig, WarmupConfig
 from judgerl.train.setup import TrainSetup
 from judgerl.train.sft import SFTExample
@@ -204,8 +205,8 @@ def train_recipe(
     from judgerl.train.lora import ADAPTER_DIR
     from judgerl.train.rewards import reward_funcs
 
-    if prefill and setup.task != "tir":
-        raise ValueError(f"a GRPO prefill needs task 'tir' (the tool-loop rollouts read it as part of the judge's turn); "
+    if prefill and setup.task not in TIR_TASKS:
+        raise ValueError(f"a GRPO prefill needs a TIR task ({', '.join(TIR_TASKS)}: the tool-loop rollouts read it as part of the judge's turn); "
                          f"got task {setup.task!r}")
     limit_cb = [TimeLimit(deadline)] if deadline else []
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -236,7 +237,7 @@ def train_recipe(
 
                 n = len(rows) if setup.warmup.examples is None else int(setup.warmup.examples)
                 teacher = functools.partial(distill_examples, rows[:n], pairs, protocols=setup.protocols,
-                                            spec=setup.distill, tools=setup.tools if setup.task == "tir" else None,
+                                            spec=setup.distill, tools=setup.tools if setup.task in TIR_TASKS else None,
                                             seed=setup.seed)
             ex = prepare_sft_examples(rows, pairs, out, protocols=setup.protocols, n=setup.warmup.examples,
                                       teacher=teacher, resume=resume)
@@ -258,10 +259,10 @@ def train_recipe(
         grpo_args = build_grpo_config(fields, setup.dapo, output_dir=out, seed=setup.seed, weights=weights,
                                       merge_for_rollout=bool(setup.lora.merge_for_rollout))
         rollout_func = None
-        if setup.task == "tir":
+        if setup.task in TIR_TASKS:
             from judgerl.train.rollout import make_tir_rollout
 
-            rollout_func = make_tir_rollout(setup.pairwise, setup.tools, tokenizer, rows=rows,
+            rollout_func = make_tir_rollout(setup.pairwise or setup.pointwise, setup.tools, tokenizer, rows=rows,
                                             merge_for_rollout=bool(setup.lora.merge_for_rollout))
         trainer = grpo_stage(model, tokenizer, with_prefill(rows, prefill), out, base_path, resume_from,
                              reward_funcs=funcs, grpo_args=grpo_args, rollout_func=rollout_func, callbacks=limit_cb)
