@@ -11,8 +11,9 @@ their checkpoints):
 2. judge arms trained against the gold labels of the *training* prompts only
    (:func:`judgerl.train.gold_judge.train_gold_judge`): ``nonreasoning`` (SFT to write the score only),
    ``reasoning`` (SFT on the gold reasoning + score-regression GRPO), ``tool`` (the tool-using pointwise
-   instruction-following judge: ``--tool-judge`` names it; without it the base judge with tools is used,
-   marked ``trained: false`` in the results), ``rubric`` (the reasoning judge, shown each prompt's rubric
+   instruction-following judge: recipe ``tir-judge-if`` -- the IF teacher's SFT, then pointwise TIR GRPO --
+   on the same gold-labelled training responses, :func:`train_tool_judge`; ``--tool-judge`` names a judge
+   trained elsewhere instead), ``rubric``  (the reasoning judge, shown each prompt's rubric
    derived from its IFEval instructions: :mod:`judgerl.gold.rubric`);
 3. static agreement of each judge arm with the gold on held-out records (expected score as served, and the
    written score without answer forcing for the honest invalid rate): alpha, Spearman, invalid rate
@@ -121,10 +122,64 @@ def split(args: Any) -> dict:
     return {"train": [i for i, _ in train], "heldout": [i for i, _ in held]}
 
 
-def train_judge(args: Any, out: Path, arm: str, gold_dir: str) -> dict:
+def tool_judge_pairs(gold_dir: str, ifeval: str, dest: Path) -> dict:
+    """The training prompts' gold-labelled responses as pairs for ``tir-judge-if`` (each response a pointwise row
+    with its gold score), with the IFEval instructions of their prompt in ``meta`` (what the IF teacher checks).
+
+    Returns:
+        ``{"pairs": n, "unpaired": k, "no_record": m}`` (labels whose prompt is not an IFEval record are left out).
+    """
+    from dataclasses import replace
+
+    from judgerl.data import write_pairs_jsonl
+    from judgerl.gold.ifeval import IFEvalGoldJudge
+    from judgerl.gold.label import read_labels
+    from judgerl.train.gold_judge import gold_pairs
+
+    checker = IFEvalGoldJudge.from_file(ifeval)
+    pairs, unpaired = gold_pairs(read_labels(gold_dir))
+    out, missing = [], 0
+    for p in pairs:
+        rec = checker.find(p.prompt)
+        if rec is None:
+            missing += 1
+            continue
+        skipped = [i for i in rec.instruction_id_list if checker.skip_reason(i) is not None]
+        out.append(replace(p, meta={**p.meta, "domain": "if", "key": rec.key, "skipped": skipped,
+                                    "instruction_ids": list(rec.instruction_id_list),
+                                    "kwargs": [dict(k) for k in rec.kwargs]}))
+    write_pairs_jsonl(out, dest)
+    return {"pairs": len(out), "unpaired": unpaired, "no_record": missing}
+
+
+def train_tool_judge(args: Any, out: Path, gold_dir: str) -> dict:
+    """The tool arm's judge: recipe ``tir-judge-if`` (the IF teacher's SFT, then pointwise TIR GRPO) on the training
+    prompts' gold-labelled responses only; ``--tool-judge`` names a judge trained elsewhere instead."""
+    if args.tool_judge:
+        return {"model": args.tool_judge, "tools": True, "trained": True}
+    from judgerl.train.run import load_run_recipe, run_training
+
+    run_dir = out / "judge-tool"
+    counts = tool_judge_pairs(gold_dir, args.ifeval, run_dir / "gold_pairs.jsonl")
+    sets = [f"data.path={run_dir / 'gold_pairs.jsonl'}", "data.limit=null", f"output_dir={run_dir}", "resume=true",
+            f"model={args.judge}", f"seed={args.seed}", f"warmup.steps={args.sft_steps}",
+            f"grpo.max_steps={args.judge_grpo_steps}", f"time_limit_min={max(1.0, args.judge_grpo_minutes)}"]
+    if args.smoke:
+        sets += ["warmup.batch_size=2", "grpo.per_device_train_batch_size=4", "grpo.num_generations=2",
+                 "grpo.max_completion_length=48", "tools.max_rounds=1", "tools.max_new_tokens=32",
+                 "dapo.dynamic_sampling=false", "lora.top_layers=2"]
+    res = run_training(load_run_recipe("tir-judge-if", sets))
+    if int(res["global_step"]) < int(args.judge_grpo_steps):
+        return None  # the time limit stopped it: the stage is not recorded, a rerun resumes it
+    prune_checkpoints(run_dir)
+    return {**counts, "sft_model": res.get("sft_model"), "grpo_model": res["final_model"], "model": res["final_model"],
+            "tools": True, "trained": True}
+
+
+def train_judge(args: Any, out: Path, arm: str, gold_dir: str) -> dict | None:
     """The judge of one arm, trained on the training prompts' gold labels only."""
     if arm == "tool":
-        return {"model": args.tool_judge or args.judge, "tools": True, "trained": bool(args.tool_judge)}
+        return train_tool_judge(args, out, gold_dir)
     from judgerl.train.gold_judge import train_gold_judge
 
     reasoning = arm != "nonreasoning"

@@ -103,3 +103,26 @@ def test_a_changed_option_is_refused_on_resume(study, tmp_path):
     study.check_options(path, same, selectors=study.STAGE_OPTIONS)  # arms may change
     with pytest.raises(SystemExit, match="lr: 2e-06 -> 1e-05"):
         study.check_options(path, {"lr": "1e-05", "arms": "['oracle']", "steps": "50"}, selectors=study.STAGE_OPTIONS)
+
+
+def test_tool_judge_pairs_carry_the_prompts_instructions_for_the_if_teacher(study, tmp_path, shared_data):
+    """The tool arm's training pairs: gold-labelled responses of one prompt, paired, with the IFEval record's
+    instruction ids and kwargs in meta (what the IF teacher checks); a prompt that is not an IFEval record is
+    left out and counted."""
+    from judgerl.data import load_pairs
+
+    ifeval = shared_data / "ifeval" / "input_data.jsonl"
+    rec = json.loads(ifeval.read_text().splitlines()[0])
+    labels = tmp_path / "gold"
+    labels.mkdir()
+    rows = [{"id": f"r{i}", "prompt": rec["prompt"], "response": f"answer {i}", "score": s, "valid": True}
+            for i, s in enumerate([3.0, 9.0])]
+    rows += [{"id": f"x{i}", "prompt": "Not an IFEval prompt.", "response": "x", "score": 1.0, "valid": True}
+             for i in range(2)]
+    (labels / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    counts = study.tool_judge_pairs(str(labels), str(ifeval), tmp_path / "pairs.jsonl")
+    assert counts == {"pairs": 1, "unpaired": 0, "no_record": 1}
+    (pair,) = load_pairs(tmp_path / "pairs.jsonl").pairs
+    assert (pair.chosen, pair.chosen_score, pair.rejected_score) == ("answer 1", 9.0, 3.0)
+    assert pair.meta["domain"] == "if" and pair.meta["instruction_ids"] == rec["instruction_id_list"]
+    assert len(pair.meta["kwargs"]) == len(rec["instruction_id_list"])
