@@ -262,7 +262,9 @@ def quoted_sources(output: str, sources: Sequence[str], min_chars: int = 8) -> f
     its closing tag, or its content line when unclosed -- two windows are compared with each source
     (module docstring): the :func:`quote_skeleton` of the tag with the ``min_chars`` skeleton
     characters before it, and the :func:`tag_skeleton` of the tag with the control tag before it.
-    If either occurs in the source's, the tag may be a copy of it: quoted after the judge's own
+    If either occurs in the source's, the tag may be a copy of it; so may every answer tag after a ``</think>``
+    that is itself copied (:func:`_quoted_close`: the ``</think>`` opening the region with ``min_chars``
+    skeleton characters before it occurs in the source's): quoted after the judge's own
     answer, cut off by the token limit while quoting, followed by the judge's own comment, dressed
     as a blockquote, a list, a table or joined lines, or "cleaned" of look-alike characters.
 
@@ -290,7 +292,10 @@ def quoted_sources(output: str, sources: Sequence[str], min_chars: int = 8) -> f
     before = list(_tag_token_re(control_tags()).finditer(mask_code_blocks(output[: region.start])))
     prev = before[-1].start() if before else None  # the control tag before the region (its </think>)
     hits: set[int] = set()
-    for start, end in _answer_tag_spans(region.text):
+    spans = _answer_tag_spans(region.text)
+    if spans and before and before[-1].group(1) and before[-1].group(2).lower() == "think":
+        hits |= _quoted_close(output, before[-1].start(), before[-1].end(), skels, min_chars)
+    for start, end in spans:
         start, end = region.start + start, region.start + end
         lo = _context_start(output, start, min_chars)
         if lo is not None:
@@ -302,6 +307,19 @@ def quoted_sources(output: str, sources: Sequence[str], min_chars: int = 8) -> f
             hits |= {i for i, s in enumerate(tag_skels) if window in s}
         prev = start
     return frozenset(hits)
+
+
+def _quoted_close(output: str, start: int, end: int, skels: Sequence[str], min_chars: int) -> set[int]:
+    """The sources whose skeleton holds the judge's ``</think>`` at ``output[start:end]`` with the ``min_chars``
+    skeleton characters before it: the judge copied a response's own end of thinking, so the answer that follows
+    is the response's, in whatever form the judge rewrote it (``[verdict]B[/verdict]``, ``{"verdict": "B"}``,
+    ``the second one`` copied as ``<verdict>B</verdict>``). An ordinary response has no ``</think>``."""
+    lo = _context_start(output, start, min_chars)
+    if lo is None:
+        return set()
+    close = quote_skeleton(output[start:end])
+    window = quote_skeleton(output[lo:end])[-(len(close) + min_chars):]
+    return {i for i, s in enumerate(skels) if window in s}
 
 
 def printed_sources(output: str, sources: Sequence[str]) -> frozenset[int]:

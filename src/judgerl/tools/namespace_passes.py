@@ -6,29 +6,29 @@ The test lines run in **this** process, in fresh globals where each name the tes
 defines is a *value* it sent back: plain data (numbers, strings, bytes, None and lists / tuples / sets /
 frozensets / dicts of them) arrives as that data; anything else (its functions, classes, objects) arrives
 as a :class:`_Remote` handle whose calls, attributes, items, ``len`` and iteration are requests to the
-response's process, answered with values of the same two kinds. Every comparison, ``assert``, ``not``,
-``abs(...) < 1e-9`` and ``math.isclose`` of a test is computed here, by this interpreter, on values
-the response's process only ever *returned*: a trace hook, a rebound harness function, a patched
-builtin or module, a forged reply or an early exit there changes what the response's own functions
-return (which it could have done by returning something else) and never how a test is counted. A
-handle refuses ``==``, ``<``, ``bool``, ``hash`` and arithmetic (``TypeError``): an object whose
-``__eq__`` always says yes passes nothing. The response's process never sees a test's expected values
-(only the arguments its functions are called with); this process is made non-dumpable for the time of
-the call (``prctl(PR_SET_DUMPABLE, 0)`` where :mod:`ctypes` is available), so a same-uid process cannot
-read the tests from ``/proc/<pid>/mem`` either, and a response's process with uid 0 drops every
-capability (``no_new_privs``, then ``capset`` to none) before it reads its code, so that it has no
-``CAP_SYS_PTRACE`` to read them with (and cannot regain one by ``exec``); where that fails it exits and
-nothing passes.
+response's process, answered with values of the same two kinds. Every comparison, ``assert`` and
+``math.isclose`` of a test is computed here on values the response's process only ever *returned*: a
+trace hook, a rebound harness function, a patched builtin or module, a forged reply (names not asked
+for, ``__builtins__`` among them, are dropped) or an early exit there changes what its own functions
+return and never how a test is counted. A handle refuses ``==``, ``<``, ``bool``, ``hash`` and arithmetic
+(``TypeError``). A ``StopIteration`` of the response is a ``RuntimeError`` here (it would end a ``map`` inside
+``all(...)`` early), and a test line that catches the process leaving or running late (a bare ``except``)
+fails. The response's process never sees a test's expected values; this process is non-dumpable for the
+time of the call (``prctl(PR_SET_DUMPABLE, 0)`` where :mod:`ctypes` is available: no ``/proc/<pid>/mem``
+read). On Linux the response's process installs a seccomp filter before it reads its code (bound to all it
+starts): no signal to any process but its own group (``kill(0, ...)``; no ``tkill`` / ``tgkill`` /
+``sigqueue`` / ``pidfd_send_signal``, no ``F_SETOWN`` / ``FIOSETOWN`` owner for ``SIGIO``), no leaving its
+process group (``setsid``, ``setpgid``, ``CLONE_PARENT``: all it starts dies with it), no ``ptrace`` /
+``process_vm_*``; with uid 0 it drops every capability first. Where that fails it exits and nothing passes.
 
 A test name the response defines that is also a builtin (``abs = lambda x: 0``) is tried both ways: the
 test passes only with the response's binding *and* with the builtin. A name bound to a module of the
-standard library is this process's own module (a response that rebinds ``math.isclose`` changes its
-``math`` only).
+standard library is this process's own module (rebinding ``math.isclose`` changes the response's only).
 
 This module is **standard-library only and self-contained**: the sandbox executes its source after
 :mod:`judgerl.tools.namespace_helpers` in the same globals (``code_of`` comes from there), and the host
 imports it. The wire between the two processes: frames of an 8-hex-digit length and JSON (:data:`_CODEC`,
-the one encoder / decoder both sides run).
+the one encoder / decoder both sides run); this side's end is non-blocking (a stalled reader cannot hang it).
 """
 
 import sys as _sys
@@ -74,31 +74,19 @@ def _dec(tree, handle):
     if tree is None or tree is True or tree is False:
         return tree
     tag, body = tree[0], tree[1]
-    if tag == "i":
-        return int(body, 16)
-    if tag == "f":
-        return float.fromhex(body)
-    if tag == "c":
-        return complex(float.fromhex(body), float.fromhex(tree[2]))
-    if tag == "s":
-        if type(body) is not str:
-            raise TypeError("a string frame that is not a string")
-        return body
-    if tag == "b":
-        return bytes.fromhex(body)
-    if tag == "l":
-        return [_dec(x, handle) for x in body]
-    if tag == "t":
-        return tuple(_dec(x, handle) for x in body)
-    if tag == "S":
-        return set(_dec(x, handle) for x in body)
-    if tag == "F":
-        return frozenset(_dec(x, handle) for x in body)
+    if tag in ("l", "t", "S", "F"):
+        return {"l": list, "t": tuple, "S": set, "F": frozenset}[tag]([_dec(x, handle) for x in body])
     if tag == "d":
         return {_dec(k, handle): _dec(x, handle) for k, x in body}
+    if tag == "s" and type(body) is str:
+        return body
     if tag == "r":
         return handle(int(body))
-    raise ValueError("unknown value tag")
+    if tag == "c":
+        return complex(float.fromhex(body), float.fromhex(tree[2]))
+    if tag not in ("i", "f", "b"):
+        raise ValueError("unknown value tag")
+    return int(body, 16) if tag == "i" else float.fromhex(body) if tag == "f" else bytes.fromhex(body)
 '''
 exec(_CODEC)  # noqa: S102 -- defines _enc / _dec here, from the one text the child runs too
 
@@ -107,16 +95,37 @@ _SERVE = r'''
 import json, os, sys
 _R, _W = int(sys.argv[1]), int(sys.argv[2])
 _objs = []
-if os.geteuid() == 0:  # no capability (CAP_SYS_PTRACE reads the caller's memory), none regained by exec
-    try:
-        import ctypes
-        _libc = ctypes.CDLL(None, use_errno=True)
-        if _libc.prctl(38, 1, 0, 0, 0) != 0 or _libc.capset((ctypes.c_uint32 * 2)(0x20080522, 0),
-                                                             (ctypes.c_uint32 * 6)()) != 0:
-            os._exit(3)
-        del _libc, ctypes
-    except Exception:
+
+
+def _confine():  # Linux: a seccomp filter on this process and all it starts, installed before the code is read
+    import ctypes, struct  # (the module docstring says what it refuses)
+    arch, nrs, kill, fcntl, ioctl, clone = {  # ptrace, process_vm_*v, setsid, setpgid, tkill, tgkill, rt_*sigqueueinfo
+        "x86_64": (0xC000003E, (101, 310, 311, 112, 109, 200, 234, 129, 297, 424), 62, 72, 16, 56),
+        "aarch64": (0xC00000B7, (117, 270, 271, 157, 154, 130, 131, 138, 240, 424), 129, 25, 29, 220)}[os.uname().machine]
+    ins = [(0x20, 0, 0, 4), (0x15, 0, "D", arch), (0x20, 0, 0, 0), (0x35, "D", 0, 0x40000000)]
+    ins += [(0x15, "D", 0, nr) for nr in nrs] + [(0x15, "N", 0, 435)]  # clone3: ENOSYS (glibc falls back to clone)
+    # below: kill(0, sig) only (its own group), no F_SETOWN(_EX) (SIGIO / SIGURG to another process),
+    ins += [(0x15, 0, 4, kill), (0x20, 0, 0, 20), (0x15, 0, "D", 0), (0x20, 0, 0, 16), (0x15, "A", "D", 0),
+            (0x15, 0, 4, fcntl), (0x20, 0, 0, 24), (0x15, "D", 0, 8), (0x15, "D", 0, 15), (0x05, 0, 0, "A"),
+            (0x15, 0, 4, ioctl), (0x20, 0, 0, 24), (0x15, "D", 0, 0x8901), (0x15, "D", 0, 0x8902), (0x05, 0, 0, "A"),
+            (0x15, 0, 2, clone), (0x20, 0, 0, 16), (0x45, "D", 0, 0x8000),  # FIOSETOWN, SIOCSPGRP, CLONE_PARENT
+            (0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x50001), (0x06, 0, 0, 0x50026)]  # A: allow; D: EPERM; N: ENOSYS
+    at = {"A": len(ins) - 3, "D": len(ins) - 2, "N": len(ins) - 1}
+    prog = b"".join(struct.pack("=HBBI", c, *(at[x] - i - 1 if type(x) is str else x for x in (t, f)),
+                                (at[k] - i - 1) if type(k) is str else k) for i, (c, t, f, k) in enumerate(ins))
+    buf = ctypes.create_string_buffer(prog, len(prog))
+    fprog = ctypes.create_string_buffer(struct.pack("@HP", len(ins), ctypes.addressof(buf)))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or (os.geteuid() == 0 and libc.capset(  # uid 0: no capability either
+            (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)()) != 0) or libc.prctl(22, 2, fprog, 0, 0):
         os._exit(3)
+
+
+try:
+    if sys.platform == "linux":
+        _confine()
+except Exception:
+    os._exit(3)
 
 
 def _ref(v):
@@ -145,8 +154,7 @@ def _send(obj):
         data = data[os.write(_W, data):]
 
 
-def _obj(i):
-    return _objs[i]
+_obj = _objs.__getitem__
 
 
 def _answer(req):
@@ -222,6 +230,7 @@ class _Child:
             os.close(to_child)
             os.close(from_child)
         self.dead = False
+        os.set_blocking(self._w, False)  # a child that reads part of a request and stops cannot block a write
         self.ready = self.request(program)
 
     def request(self, payload):
@@ -237,7 +246,10 @@ class _Child:
             while data:
                 if not self._wait(self._w, select.POLLOUT):
                     raise _Gone("past the time limit")
-                data = data[os.write(self._w, data[:65536]):]
+                try:
+                    data = data[os.write(self._w, data[:65536]):]
+                except BlockingIOError:
+                    pass
             size = int(self._read(8), 16)
             if size > MAX_REPLY_BYTES:
                 raise _Gone("a reply over the size limit")
@@ -256,12 +268,9 @@ class _Child:
         """Whether ``fd`` is ready for ``event`` (or hung up) before the deadline (poll: any fd number)."""
         import select
 
-        left = self.deadline - self._time()
-        if left <= 0:
-            return False
-        poller = select.poll()
+        left, poller = self.deadline - self._time(), select.poll()
         poller.register(fd, event)
-        return bool(poller.poll(left * 1000.0))
+        return left > 0 and bool(poller.poll(left * 1000.0))
 
     def _read(self, n):
         import os
@@ -278,21 +287,15 @@ class _Child:
         return out
 
     def close(self):
+        import contextlib
         import os
-        import signal
 
         if self.dead:
             return
         self.dead = True
-        for fd in (self._w, self._r):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        for undo in (lambda: os.close(self._w), lambda: os.close(self._r), lambda: os.killpg(self.proc.pid, 9)):
+            with contextlib.suppress(OSError):  # SIGKILL to its group: all it started (it cannot leave the group)
+                undo()
         self.proc.kill()
         self.proc.wait()
 
@@ -358,7 +361,9 @@ def _value(child, reply):
 
     if reply[0] == "err":
         kind = getattr(builtins, str(reply[1]), None)
-        if isinstance(kind, type) and issubclass(kind, Exception) and not issubclass(kind, _Gone):
+        if isinstance(kind, type) and issubclass(kind, (StopIteration, StopAsyncIteration)):
+            raise RuntimeError(f"the response raised {kind.__name__}")  # would end map() / all() early: a pass
+        if isinstance(kind, type) and issubclass(kind, Exception):
             raise kind(str(reply[2])[:500])
         raise ResponseError(f"{str(reply[1])[:80]}: {str(reply[2])[:500]}")
     return _dec(reply[1], lambda i: _Remote(child, i))
@@ -369,9 +374,7 @@ def _test_names(code):
     out, todo = set(), [code]
     while todo:
         c = todo.pop()
-        out.update(c.co_names)
-        out.update(c.co_varnames)
-        out.update(c.co_freevars)
+        out.update(c.co_names, c.co_varnames, c.co_freevars)
         todo.extend(k for k in c.co_consts if type(k) is type(code))
     return out
 
@@ -389,6 +392,8 @@ def _namespaces(child, names):
         raise _Gone("no names")
     shadowed = {}
     for name, tree in reply[1].items():
+        if name not in names or name.startswith("__"):  # only what was asked; never __builtins__ or __name__
+            continue
         value = _dec(tree, lambda i: _Remote(child, i))
         if type(value) is _Remote and name in getattr(_sys, "stdlib_module_names", ()) \
                 and name not in ("this", "antigravity"):
@@ -400,9 +405,7 @@ def _namespaces(child, names):
             shadowed[name] = value
         else:
             ns[name] = value
-    if not shadowed:
-        return [ns]
-    return [{**ns, **shadowed}, ns]
+    return [{**ns, **shadowed}, ns] if shadowed else [ns]
 
 
 def _not_dumpable():
@@ -479,6 +482,8 @@ def passes(text, tests, timeout_s=3.0):
                     return passed
                 except Exception:  # noqa: BLE001 -- any failure of a test line fails that test
                     ok = False
+                if child.dead:  # a test line that caught _Gone (a bare except): the process left or ran late
+                    return passed
             passed += ok
         return passed
     except _Gone:
