@@ -124,6 +124,6 @@ def test_a_grpo_prefill_needs_the_tool_loop(data: Path, tmp_path: Path) -> None:
     from judgerl.train.stages import train_recipe
 
     config = load_recipe("j1-pav", [f"data.path={data}", f"output_dir={tmp_path / 'run'}"])
-    with pytest.raises(ValueError, match="prefill needs task 'tir'"):
+    with pytest.raises(ValueError, match="prefill needs a TIR task"):
         train_recipe(TrainSetup.from_config(config), config.output_dir, prefill="<think>")
     assert not (tmp_path / "run").exists()

@@ -100,6 +100,17 @@ class MetricsLogger(TrainerCallback):
         plot_metrics(records, self.dir / f"curves_{self.phase}.png")
 
 
+class StepCount(TrainerCallback):
+    """Records the optimizer steps a training made (``state.global_step`` at its end) in :attr:`steps`: what a
+    stage reports as done, since the :class:`TimeLimit` may stop it before ``max_steps``."""
+
+    def __init__(self) -> None:
+        self.steps: int | None = None
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.steps = int(state.global_step)
+
+
 class TimeLimit(TrainerCallback):
     """Stop training after the step during which the wall clock passed ``deadline`` (unix seconds).
 

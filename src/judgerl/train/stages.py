@@ -100,17 +100,21 @@ def sft_stage(model: Any, tokenizer: Any, examples: Sequence[SFTExample], out: P
               sft_args: Mapping[str, Any], callbacks: Sequence[Any] = ()) -> Any:
     """SFT on ``examples`` with ``sft_args`` (``SFTConfig`` fields: the recipe's ``warmup`` steps,
     learning rate, batch size and seed, then its ``sft`` section), then save the model to
-    ``<out>/sft`` (+ ``done.json``)."""
-    from judgerl.train.callbacks import MetricsLogger
+    ``<out>/sft`` (+ ``done.json``: the trajectories, the steps made, ``max_steps`` and ``stopped_early`` when
+    the time limit ended it first)."""
+    from judgerl.train.callbacks import MetricsLogger, StepCount
     from judgerl.train.lora import save_trained
     from judgerl.train.sft import run_sft
 
     kw = dict(sft_args)
     logger.info("SFT: %d steps on %d trajectories", kw["max_steps"], len(examples))
-    model = run_sft(model, tokenizer, examples, out / "sft-logs", kw, [MetricsLogger(out, "warmup"), *callbacks])
+    count = StepCount()
+    model = run_sft(model, tokenizer, examples, out / "sft-logs", kw, [MetricsLogger(out, "warmup"), count, *callbacks])
     if is_main_process():
         save_trained(model, tokenizer, out / "sft", base_path)
-        (out / "sft" / DONE).write_text(json.dumps({"examples": len(examples), "steps": kw["max_steps"]}) + "\n")
+        steps = kw["max_steps"] if count.steps is None else count.steps
+        (out / "sft" / DONE).write_text(json.dumps({"examples": len(examples), "steps": steps, "max_steps": kw["max_steps"],
+                                                    "stopped_early": steps < int(kw["max_steps"])}) + "\n")
     barrier()
     return model
 
@@ -187,12 +191,12 @@ def train_recipe(
         max_steps: GRPO steps (default: the recipe's ``grpo.max_steps``).
         deadline: Unix time after which training stops at the next step (None: no limit).
         prefill: An assistant prefill on every GRPO prompt (:func:`judgerl.train.datasets.with_prefill`);
-            ``task: tir`` only (its rollouts run through the Judge, which reads the prefill as part
+            TIR tasks only (their rollouts run through the Judge, which reads the prefill as part
             of the judge's turn; the no-tool rewards parse TRL's completion alone).
 
     Returns:
-        ``output_dir``, ``final_model`` (None without GRPO), ``sft_model`` (None without SFT),
-        ``global_step``, ``stopped_early`` (a time limit ended GRPO before ``max_steps``),
+        ``output_dir``, ``final_model`` (None without GRPO), ``sft_model`` (None without SFT), ``sft_done``
+        (its ``done.json``: steps made, ``max_steps``, ``stopped_early``), ``global_step``, ``stopped_early`` (a time limit ended GRPO before ``max_steps``),
         ``resumed_from``, ``n_pairs``, ``n_rows``, ``metrics``.
 
     Raises:
@@ -246,6 +250,7 @@ def train_recipe(
         "output_dir": str(out),
         "final_model": None,
         "sft_model": str(sft_dir) if (sft_dir / DONE).is_file() else None,
+        "sft_done": json.loads((sft_dir / DONE).read_text()) if (sft_dir / DONE).is_file() else None,
         "global_step": 0,
         "stopped_early": False,
         "resumed_from": resume_from,
