@@ -12,8 +12,9 @@ their checkpoints):
    (:func:`judgerl.train.gold_judge.train_gold_judge`): ``nonreasoning`` (SFT to write the score only),
    ``reasoning`` (SFT on the gold reasoning + score-regression GRPO), ``tool`` (the tool-using pointwise
    instruction-following judge: recipe ``tir-judge-if`` -- the IF teacher's SFT, then pointwise TIR GRPO --
-   on the same gold-labelled training responses, :func:`train_tool_judge`; ``--tool-judge`` names a judge
-   trained elsewhere instead), ``rubric``  (the reasoning judge, shown each prompt's rubric
+   on the same gold-labelled training responses with ``--train-tool-judge``, :func:`train_tool_judge`;
+   ``--tool-judge`` names a judge trained elsewhere; without either, the base judge with tools, marked
+   ``trained: false``), ``rubric``  (the reasoning judge, shown each prompt's rubric
    derived from its IFEval instructions: :mod:`judgerl.gold.rubric`);
 3. static agreement of each judge arm with the gold on held-out records (expected score as served, and the
    written score without answer forcing for the honest invalid rate): alpha, Spearman, invalid rate
@@ -155,8 +156,8 @@ def tool_judge_pairs(gold_dir: str, ifeval: str, dest: Path) -> dict:
 def train_tool_judge(args: Any, out: Path, gold_dir: str) -> dict:
     """The tool arm's judge: recipe ``tir-judge-if`` (the IF teacher's SFT, then pointwise TIR GRPO) on the training
     prompts' gold-labelled responses only; ``--tool-judge`` names a judge trained elsewhere instead."""
-    if args.tool_judge:
-        return {"model": args.tool_judge, "tools": True, "trained": True}
+    if args.tool_judge or not args.train_tool_judge:
+        return {"model": args.tool_judge or args.judge, "tools": True, "trained": bool(args.tool_judge)}
     from judgerl.train.run import load_run_recipe, run_training
 
     run_dir = out / "judge-tool"
@@ -366,6 +367,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--judge", default="smollm2-135m", help="Base model of the trained judges.")
     ap.add_argument("--tool-judge", default=None, help="The tool-using pointwise IF judge (a trained judge directory "
                     "or name); default: --judge with tools, untrained.")
+    ap.add_argument("--train-tool-judge", action="store_true", help="Train the tool arm's judge in-study "
+                    "(tir-judge-if on the training prompts' gold labels); default: --tool-judge, else the base judge "
+                    "with tools, untrained.")
     ap.add_argument("--heldout", type=int, default=24)
     ap.add_argument("--label-prompts", type=int, default=96, help="Training prompts whose responses get gold labels.")
     ap.add_argument("--train-limit", type=int, default=None, help="Most policy training prompts (default all).")
