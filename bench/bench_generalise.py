@@ -78,8 +78,10 @@ JUDGES: dict[str, tuple[str, bool, bool]] = {
     "distill": ("distill:rl", True, False),
     "zero": ("zero:zero", True, False),
 }
-#: Options that only choose which stages run (left out of ``options.json``: :func:`run_options.check_options`).
-SELECTORS = ("out", "runs", "judges", "domains", "command")
+#: Options that only choose which stages run, or where a training stage pauses (``stage_min``: a stage the
+#: time limit stopped resumes from its checkpoint with the same result), left out of ``options.json``
+#: (:func:`run_options.check_options`).
+SELECTORS = ("out", "runs", "judges", "domains", "command", "stage_min")
 
 
 # -- data -------------------------------------------------------------------------------------------

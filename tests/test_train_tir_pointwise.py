@@ -92,3 +92,28 @@ def test_the_if_teacher_scores_each_row_with_code(shared_data: Path) -> None:
     last = [e.pieces[-1][1] for e in examples]
     assert last[0].endswith("<score>9</score>") and last[1].endswith("<score>0</score>")
     assert "RESPONSE" in examples[0].pieces[1][1]  # the check program reads the response from the namespace
+
+
+def test_rows_with_equal_gold_scores_are_judged_one_by_one() -> None:
+    """Stop 32's study smoke: gold pairs of the base policy's responses often have EQUAL gold scores (both 9);
+    the teacher scored both right, yet rejection sampling demanded chosen > rejected and kept nothing
+    (correct 0 %). Rows with a gold score are correct when the score is within ``score_tolerance`` of it."""
+    from types import SimpleNamespace
+
+    from judgerl.train.distill import select_examples
+    from judgerl.types import Decision
+
+    pair = PreferencePair(id="eq", prompt="Write in lowercase.", chosen="hello there", rejected="good day",
+                          chosen_score=9.0, rejected_score=9.0)
+    pt = get_protocol("pos", namespace=True, min_score=0, max_score=9)
+    rows = build_rows([pair], "tir-pointwise", None, pt)
+
+    def judged(score: float | None) -> SimpleNamespace:
+        d = Decision(valid=score is not None, scores=(score,) if score is not None else ())
+        return SimpleNamespace(decision=d, trajectory=None, completion_tokens=5, seed=0, forced=False,
+                               text=f"<score>{score}</score>", messages=[])
+
+    for scores, tol, kept, rate in (((9, 9), 0, 2, 1.0), ((9, 8), 0, 1, 0.5), ((9, 8), 1, 2, 1.0),
+                                    ((None, 9), 0, 1, 0.5)):
+        out, stats = select_examples(rows, [[judged(s)] for s in scores], score_tolerance=tol)
+        assert (stats["selected"], stats["correct_rate"]) == (kept, rate), (scores, tol, stats)

@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.backends.base import SamplingParams, derive_seed
 from judgerl.protocols.base import JudgeProtocol
+from judgerl.rewards.tir import rc_component
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
 from judgerl.tools import Executor
 from judgerl.train.config import RecipeError
@@ -98,13 +99,20 @@ def _cost(j: Any) -> tuple[int, int]:
 
 
 def select_examples(rows: Sequence[dict[str, Any]], judged: Sequence[Sequence[Any]],
-                    meta: dict[str, Any] | None = None) -> tuple[list[SFTExample], dict[str, Any]]:
+                    meta: dict[str, Any] | None = None, *, score_tolerance: float = 0.0,
+                    ) -> tuple[list[SFTExample], dict[str, Any]]:
     """Rejection sampling (see the module docstring): the SFT examples kept and statistics.
+
+    Correct means: pairwise, the gold verdict; pointwise rows with a ``gold_score`` (tasks ``tir-pointwise``,
+    ``regression``), a score within ``score_tolerance`` of it -- the TIR reward's Rc
+    (:func:`judgerl.rewards.tir.rc_component`), so equal gold scores of a pair's two responses are no
+    obstacle; other pointwise rows, the (chosen, rejected) sample pair ordered right.
 
     Returns:
         ``(examples, stats)``; examples in row order. ``stats``: ``rows``, ``samples``,
         ``valid_rate`` (of all samples), ``correct_rate`` (pairwise samples with the gold verdict;
-        pointwise sample pairs ordered right), ``forced_rate``, ``tool_use_rate`` (all samples),
+        pointwise samples within ``score_tolerance`` of the gold score, or sample pairs ordered right),
+        ``forced_rate``, ``tool_use_rate`` (all samples),
         ``selected`` (rows with a kept example), ``selected_tool_use_rate``,
         ``selected_mean_tokens``.
     """
@@ -112,11 +120,15 @@ def select_examples(rows: Sequence[dict[str, Any]], judged: Sequence[Sequence[An
     n_correct = n_scored = 0
     blocks: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
     for i, r in enumerate(rows):
-        if r["role"] is not None:
+        scored = r.get("gold_score") is not None
+        if r["role"] is not None and not scored:
             blocks[(r["pair_id"], r["protocol"])][r["role"]] = i
             continue
         for j in judged[i]:
-            ok = j.decision.valid and j.decision.verdict == r["label"]
+            if scored:
+                ok = bool(rc_component(j.decision, float(r["gold_score"]), "pointwise", score_tolerance=score_tolerance))
+            else:
+                ok = j.decision.valid and j.decision.verdict == r["label"]
             n_scored += 1
             n_correct += ok
             if ok and (i not in best or _cost(j) < best[i][0]):
@@ -206,7 +218,8 @@ def programmatic_teacher(rows: Sequence[dict[str, Any]], pairs_by_id: dict[str, 
 
 def distill_examples(rows: Sequence[dict[str, Any]], pairs: Sequence[PreferencePair], *,
                      protocols: Mapping[str, JudgeProtocol], spec: DistillConfig, tools: ToolsConfig | None = None,
-                     seed: int = 0, sandbox: Executor | None = None) -> tuple[list[SFTExample], dict[str, Any]]:
+                     seed: int = 0, sandbox: Executor | None = None, score_tolerance: float = 0.0,
+                     ) -> tuple[list[SFTExample], dict[str, Any]]:
     """Teacher trajectories of the training rows, rejection-sampled.
 
     Args:
@@ -217,6 +230,8 @@ def distill_examples(rows: Sequence[dict[str, Any]], pairs: Sequence[PreferenceP
         tools: Tool rows (``task: tir``): judged with tools (this budget and sandbox kind); None: no tools.
         seed: Base of the per-sample seeds.
         sandbox: The executor (default: from ``tools``).
+        score_tolerance: Rows with a ``gold_score``: largest ``|score - gold|`` kept as correct
+            (the recipe's ``score_tolerance``, as the TIR reward).
 
     Raises:
         RecipeError: the teacher kept no trajectory, or no usable row.
@@ -241,7 +256,7 @@ def distill_examples(rows: Sequence[dict[str, Any]], pairs: Sequence[PreferenceP
               for name, p in protocols.items()}
     judged = judge_rows(judges, rows, int(spec.samples), seed, tag="distill",
                         progress=lambda a, b: logger.info("teacher: %d/%d judgments", a, b))
-    examples, stats = select_examples(rows, judged, {"teacher": backend.name})
+    examples, stats = select_examples(rows, judged, {"teacher": backend.name}, score_tolerance=score_tolerance)
     stats["teacher"] = backend.name
     if not examples:
         raise RecipeError(f"distill: the teacher {stats['teacher']!r} judged no row correctly ({stats})")

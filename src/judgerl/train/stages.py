@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.protocols.base import JudgeProtocol
-from judgerl.train.config import TIR_TASKS
+from judgerl.train.config import TIR_TASKS, RecipeError
 from judgerl.train.sections import LoraConfig, WarmupConfig
 from judgerl.train.setup import TrainSetup
 from judgerl.train.sft import SFTExample
@@ -94,6 +94,43 @@ def prepare_sft_examples(rows: Sequence[dict[str, Any]], pairs: Sequence[Any], o
         logger.info("SFT targets: %s", stats)
     barrier()
     return read_examples(path)
+
+
+#: Largest share of the teacher's turns allowed over the per-round token budget (:func:`check_turn_budget`).
+MAX_OVER_BUDGET = 0.05
+
+
+def check_turn_budget(examples: Sequence[SFTExample], tokenizer: Any, budget: int) -> dict[str, int]:
+    """Tokens per turn of the SFT targets against ``tools.max_new_tokens`` (a turn: the judge's pieces up to a
+    tool output). A turn longer than the budget is cut in every rollout and evaluation, so the judge learns code
+    it is never let finish (stop 33: IF check programs of median 132 tokens under a budget of 64).
+
+    Returns:
+        ``{"turns", "over", "p50", "max"}`` (token counts of the judge's tokenizer).
+
+    Raises:
+        RecipeError: more than :data:`MAX_OVER_BUDGET` of the turns are over ``budget`` (the message names
+            ``tools.max_new_tokens`` and the size that fits).
+    """
+    lengths: list[int] = []
+    for ex in examples:
+        turn = ""
+        for kind, text in (*ex.pieces, ("tool", "")):
+            if kind in ("model", "code"):
+                turn += text
+            elif turn:
+                lengths.append(len(tokenizer(turn, add_special_tokens=False)["input_ids"]))
+                turn = ""
+    if not lengths:
+        return {"turns": 0, "over": 0, "p50": 0, "max": 0}
+    lengths.sort()
+    stats = {"turns": len(lengths), "over": sum(n > budget for n in lengths), "p50": lengths[len(lengths) // 2],
+             "max": lengths[-1]}
+    if stats["over"] > MAX_OVER_BUDGET * len(lengths):
+        raise RecipeError(f"tools.max_new_tokens={budget}: {stats['over']} of {stats['turns']} teacher turns are longer "
+                          f"(median {stats['p50']}, max {stats['max']} tokens), so rollouts and evaluations would cut "
+                          f"the code the SFT teaches; set tools.max_new_tokens to at least {stats['max']}")
+    return stats
 
 
 def sft_stage(model: Any, tokenizer: Any, examples: Sequence[SFTExample], out: Path, base_path: str,
@@ -242,9 +279,12 @@ def train_recipe(
                 n = len(rows) if setup.warmup.examples is None else int(setup.warmup.examples)
                 teacher = functools.partial(distill_examples, rows[:n], pairs, protocols=setup.protocols,
                                             spec=setup.distill, tools=setup.tools if setup.task in TIR_TASKS else None,
-                                            seed=setup.seed)
+                                            seed=setup.seed, score_tolerance=float(
+                                                getattr(setup.rewards, "score_tolerance", 0.0) or 0.0))
             ex = prepare_sft_examples(rows, pairs, out, protocols=setup.protocols, n=setup.warmup.examples,
                                       teacher=teacher, resume=resume)
+        if setup.task in TIR_TASKS and setup.tools.max_new_tokens:
+            logger.info("teacher turns: %s", check_turn_budget(ex, tokenizer, int(setup.tools.max_new_tokens)))
         model = sft_stage(model, tokenizer, ex, out, base_path, sft_args(setup.warmup, setup.sft, setup.seed), limit_cb)
     result: dict[str, Any] = {
         "output_dir": str(out),
