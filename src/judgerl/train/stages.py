@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.protocols.base import JudgeProtocol
-from judgerl.train.config import TIR_TASKS, RecipeError
+from judgerl.train.config import TIR_TASKS
 from judgerl.train.sections import LoraConfig, WarmupConfig
 from judgerl.train.setup import TrainSetup
 from judgerl.train.sft import SFTExample
@@ -100,17 +100,16 @@ def prepare_sft_examples(rows: Sequence[dict[str, Any]], pairs: Sequence[Any], o
 MAX_OVER_BUDGET = 0.05
 
 
-def check_turn_budget(examples: Sequence[SFTExample], tokenizer: Any, budget: int) -> dict[str, int]:
+def check_turn_budget(examples: Sequence[SFTExample], tokenizer: Any, budget: int) -> dict[str, Any]:
     """Tokens per turn of the SFT targets against ``tools.max_new_tokens`` (a turn: the judge's pieces up to a
     tool output). A turn longer than the budget is cut in every rollout and evaluation, so the judge learns code
     it is never let finish (stop 33: IF check programs of median 132 tokens under a budget of 64).
 
     Returns:
-        ``{"turns", "over", "p50", "max"}`` (token counts of the judge's tokenizer).
-
-    Raises:
-        RecipeError: more than :data:`MAX_OVER_BUDGET` of the turns are over ``budget`` (the message names
-            ``tools.max_new_tokens`` and the size that fits).
+        ``{"turns", "over", "p50", "max", "warning"}`` (token counts of the judge's tokenizer; ``warning``: None,
+        or the message logged when more than :data:`MAX_OVER_BUDGET` of the turns are over ``budget``, naming
+        ``tools.max_new_tokens`` and the size that fits -- a warning, not an error, since a smoke run's tiny
+        budget is meant).
     """
     lengths: list[int] = []
     for ex in examples:
@@ -122,14 +121,15 @@ def check_turn_budget(examples: Sequence[SFTExample], tokenizer: Any, budget: in
                 lengths.append(len(tokenizer(turn, add_special_tokens=False)["input_ids"]))
                 turn = ""
     if not lengths:
-        return {"turns": 0, "over": 0, "p50": 0, "max": 0}
+        return {"turns": 0, "over": 0, "p50": 0, "max": 0, "warning": None}
     lengths.sort()
-    stats = {"turns": len(lengths), "over": sum(n > budget for n in lengths), "p50": lengths[len(lengths) // 2],
-             "max": lengths[-1]}
+    stats: dict[str, Any] = {"turns": len(lengths), "over": sum(n > budget for n in lengths),
+                             "p50": lengths[len(lengths) // 2], "max": lengths[-1], "warning": None}
     if stats["over"] > MAX_OVER_BUDGET * len(lengths):
-        raise RecipeError(f"tools.max_new_tokens={budget}: {stats['over']} of {stats['turns']} teacher turns are longer "
-                          f"(median {stats['p50']}, max {stats['max']} tokens), so rollouts and evaluations would cut "
-                          f"the code the SFT teaches; set tools.max_new_tokens to at least {stats['max']}")
+        stats["warning"] = (f"tools.max_new_tokens={budget}: {stats['over']} of {stats['turns']} teacher turns are "
+                            f"longer (median {stats['p50']}, max {stats['max']} tokens), so rollouts and evaluations "
+                            f"cut the code the SFT teaches; set tools.max_new_tokens to at least {stats['max']}")
+        logger.warning("%s", stats["warning"])
     return stats
 
 
