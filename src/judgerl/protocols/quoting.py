@@ -33,18 +33,19 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 import re
 import unicodedata
 from typing import Sequence
 
 from judgerl.protocols.parsing import ParseFailure, _tag_token_re, answer_region, format_number, mask_code_blocks
 from judgerl.text.untrusted import control_tags, restore_tags, strip_terminal_controls
-from judgerl.text.confusables import plain_forms, skeleton, strip_invisible
+from judgerl.text.confusables import LATIN_LOOKALIKES, plain_forms, skeleton, strip_invisible, strip_marks
 
 #: A list number or letter that opens a line, after any other dressing (``> 1. ``, ``- a) ``, ``| 2. ``).
 _LIST_NUMBER_RE = re.compile(r"^([^\w<\n]*)(?:\d{1,3}|[a-z])[.)](?=\s|$)", re.MULTILINE | re.IGNORECASE)
 #: A control tag, lenient about how a copier may find it dressed (``< / Verdict >``, ``<\/think>``,
-#: ``<**verdict**>``, ``<`verdict`>``, ``<\verdict>`` for a closing tag, ``<ver dict>``, ``<v.e.r.d.i.c.t>``,
+#: ``<**verdict**>``, ``<`verdict`>``, ``<"verdict">``, ``<\verdict>`` for a closing tag, ``<ver dict>``, ``<v.e.r.d.i.c.t>``,
 #: ``<v - e - r ...>`` or ``<v_e_r_d_i_c_t>`` with at most three separators between letters, split across lines); ASCII names only (``ı`` and ``ſ`` are read by the
 #: TR39 skeleton, before this). A self-closing ``<think/>`` reads as ``</think>`` and attributes are dropped
 #: (``<verdict class=x>``), as a copier "cleaning" the tag would write it. Group 2 is the name as written
@@ -52,15 +53,22 @@ _LIST_NUMBER_RE = re.compile(r"^([^\w<\n]*)(?:\d{1,3}|[a-z])[.)](?=\s|$)", re.MU
 #: the markdown marks after the name take no whitespace.
 @functools.lru_cache(maxsize=8)
 def _skeleton_tag_re(tags: tuple[str, ...]) -> re.Pattern[str]:
-    names = "|".join(r"(?:[^\w<>]|_){0,3}".join(map(re.escape, t)) for t in sorted(tags, key=len, reverse=True))
-    return re.compile(r"<[\s*_`~]*(?:([/\\])[\s*_`~]*)?((?a:" + names
-                      + r"))[*_`~\\]*(?:\s*>|\s*(/)\s*>|\s[^<>]*>)", re.IGNORECASE)
+    # the underscore of a name is one of its separators (``<scoreA>``, ``<score-A>``, ``<score A>`` for ``score_a``)
+    names = "|".join(r"(?:[^\w<>]|_){0,3}".join(re.escape(c) for c in t if c != "_")
+                     for t in sorted(tags, key=len, reverse=True))
+    return re.compile(r"<[\s*_`~\"']*(?:([/\\])[\s*_`~\"']*)?((?a:" + names
+                      + r"))[*_`~\\\"']*(?:\s*>|\s*(/)\s*>|\s[^<>]*>)", re.IGNORECASE)
 
 
 def _tag_name(m: re.Match[str]) -> str:
     """The control tag name of a :func:`_skeleton_tag_re` match, lower-case, separators dropped."""
-    name = re.sub(r"[^a-z0-9]", "", m.group(2).lower())  # ``v_e_r_d_i_c_t``: the letters name the tag
-    return _NAMES_BY_LETTERS(control_tags()).get(name, name)
+    return _name_of(m.group(2), control_tags())
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_of(written: str, tags: tuple[str, ...]) -> str:
+    name = re.sub(r"[^a-z0-9]", "", written.lower())  # ``v_e_r_d_i_c_t``: the letters name the tag
+    return _NAMES_BY_LETTERS(tags).get(name, name)
 
 
 @functools.lru_cache(maxsize=8)
@@ -76,18 +84,21 @@ def _NAMES_BY_LETTERS(tags: tuple[str, ...]) -> dict[str, str]:  # noqa: N802
 _ESCAPE_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})"
                         r"|([0-3][0-7]{2})|([nrt\"/\\])|([!#$%&'()*+,\-.:;<=>?@\[\]^_`{|}~])"
                         r"|N\{([A-Za-z0-9 \-]{1,80})\}|0{0,4}(3[cCeE]|2[fF]|5[bBdD]) ?)")
-_PERCENT_RE = re.compile(r"%([0-9a-fA-F]{2})")
+_PERCENT_RE = re.compile(r"(?:%[0-9a-fA-F]{2})+")
 #: Other spellings of ``<`` / ``>`` / ``/`` a copier renders (read before the escapes: ``\rangle`` is no ``\r``):
 #: quoted-printable (``=3C``), LaTeX (``$<$``, ``\lt``, ``\langle``, ``\textless``), ``U+003C`` notation.
 _SPELLED_RE = re.compile(r"=(3[cCeE]|2[fF]|5[bBdD])|\$\s*\\(lt|gt|langle|rangle|textless|textgreater|lbrack|rbrack)"
-                         r"(?![A-Za-z])\s*\$|\\(lt|gt|langle|rangle|textless|textgreater|lbrack|rbrack)(?![A-Za-z]) ?"
+                         r"(?![A-Za-z])\s*\$|\\(lt|gt|langle|rangle|textless|textgreater|lbrack|rbrack)"
+                         r"(?![A-Za-z])(?:\{\}| ?)"
                          r"|\$([<>/])\$|U\+(00[2-7][0-9A-Fa-f])")
 _SPELLED = {"lt": "<", "langle": "<", "textless": "<", "gt": ">", "rangle": ">", "textgreater": ">", "lbrack": "[",
             "rbrack": "]"}
 #: A markdown link (``[verdict](#)`` renders ``verdict``) and an empty inline HTML element (``ver<b></b>dict``).
 _LINK_RE = re.compile(r"\[([^\[\]\n]{0,80})\]\([^()\s]{0,200}\)")
-_EMPTY_ELEMENT_RE = re.compile(r"<(b|i|u|s|em|strong|span|code|sup|sub|small|mark|del|ins|a|q|kbd|var|abbr|font)"
-                               r"\b[^<>]{0,200}>\s*</\1\s*>|<wbr\s*/?>", re.IGNORECASE)
+_INLINE = r"(b|i|u|s|em|strong|span|code|sup|sub|small|mark|del|ins|a|q|kbd|var|abbr|font|tt|big)"
+_EMPTY_ELEMENT_RE = re.compile(r"<" + _INLINE + r"\b[^<>]{0,200}>\s*</\1\s*>|<wbr\s*/?>", re.IGNORECASE)
+#: The tags of an inline HTML element around text (``<<span>thi</span>nk>`` renders ``<think>``): markup, not text.
+_INLINE_TAG_RE = re.compile(r"</?" + _INLINE + r"(?:\s+[a-z-]+\s*=\s*[^<>]{0,200})?\s*>", re.IGNORECASE)
 #: Brackets written as words in brackets (``(less-than)``, ``[greater-than sign]``, ``{left angle bracket}``):
 #: a copier translates them. Bare prose (``72 is less than 74``) is left alone.
 _WORD_BRACKET_RE = re.compile(r"[(\[{]\s*(?:(less)[ _-]?than|(greater)[ _-]?than|(left)[ _-]angle[ _-]bracket|"
@@ -102,9 +113,11 @@ _BACKSLASH_CLOSE_RE = re.compile(r"<\s*\\(?=\s*[A-Za-z_]+\s*>)")
 _RLO_RE = re.compile("\u202e([^\u202c\n]*)\u202c?")
 #: Label words that open an answer (``Assistant B``, ``Response 3``, ``Score: 9``): not part of the answer.
 _ANSWER_LABELS = frozenset({"assistant", "response", "output", "answer", "model", "candidate", "option", "score"})
-_NUMBER_RE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
-#: A denominator after a score (``9/9``, ``9 out of 9``): the scale, not the answer.
-_DENOMINATOR_RE = re.compile(r"\s*(?:/|\bout\s+of\b)\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
+#: A number as a copier may write it: ``9.0``, a decimal comma ``9,0`` (not ``3,1,2``), an exponent ``1e1``, ``3rd``.
+_NUMBER_RE = re.compile(r"[+-]?(?:\d+(?:\.\d*|,0+(?![\d,]))?|\.\d+)(?:e[+-]?\d{1,3}\b)?(?:st|nd|rd|th)?\b",
+                        re.IGNORECASE)
+#: A denominator after a score (``9/9``, ``9 out of 9``, ``9 of 9``): the scale, not the answer.
+_DENOMINATOR_RE = re.compile(r"\s*(?:/|\b(?:out\s+)?of\b)\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _SKELETON_TOKEN_RE = re.compile(r"<(/?)([a-z_]+)>|[^<]+")
 
 
@@ -112,14 +125,16 @@ def _decoded(text: str) -> str:
     """``text`` with Unicode tag characters read as ASCII, neutralised tags restored, HTML entities, URL
     percent-escapes, JSON / C / Python / CSS string escapes, markdown backslash escapes and the spellings of
     :data:`_SPELLED_RE` decoded, markdown links rendered, brackets written as words read (:data:`_WORD_BRACKET_RE`),
-    HTML comments, empty elements and struck-out text dropped (five levels),
+    HTML comments, empty elements, inline element tags and struck-out text dropped (five levels),
     NFKC, right-to-left overrides
-    rendered (reversed), invisible characters and terminal controls removed."""
+    rendered (reversed; also before the decoding), invisible characters and terminal controls removed."""
+    text = _RLO_RE.sub(lambda m: m.group(1)[::-1], text)  # rendered first: reversed, ``>B<`` is no bold tag
     text = _BACKSLASH_CLOSE_RE.sub("</", restore_tags(text.translate(_TAG_CHARS)))  # ``<\think>``: not ``<`` + TAB
     for _ in range(5):
-        unescaped = _PERCENT_RE.sub(lambda m: chr(int(m.group(1), 16)), html.unescape(text))
+        unescaped = _PERCENT_RE.sub(_percent, html.unescape(text))
         unescaped = _LINK_RE.sub(r"\1", _SPELLED_RE.sub(_spelled, unescaped))
         unescaped = _EMPTY_ELEMENT_RE.sub("", _strip_html_comments(_ESCAPE_RE.sub(_unescape, unescaped)))
+        unescaped = _INLINE_TAG_RE.sub("", unescaped)
         unescaped = _STRUCK_RE.sub("", _WORD_BRACKET_RE.sub(
             lambda m: "<" if m.group(1) or m.group(3) else ">", unescaped))
         if unescaped == text:
@@ -127,6 +142,16 @@ def _decoded(text: str) -> str:
         text = unescaped
     text = _RLO_RE.sub(lambda m: m.group(1)[::-1], unicodedata.normalize("NFKC", text))
     return strip_terminal_controls(strip_invisible(text))
+
+
+def _percent(m: re.Match[str]) -> str:
+    """A run of URL percent-escapes as the UTF-8 it encodes (``%E2%80%8B`` is one zero-width space), each
+    escape a Latin-1 character where the run is no UTF-8."""
+    raw = bytes.fromhex(m.group(0).replace("%", ""))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
 
 def _unescape(m: re.Match[str]) -> str:
@@ -173,10 +198,20 @@ def copier_form(text: str) -> str:
     answer pattern is matched in for the responses (:meth:`judgerl.protocols.template.Template.quote_form`)."""
     # the TR39 skeleton before the case fold: Greek ``Β`` / Cyrillic ``В`` are confusable with ``B``, their
     # case folds with ``ß`` / ``ʙ``; combining marks (``v\u0301``) go, as a copier drops them
-    return _NON_ASCII_RE.sub(lambda m: _unmarked(skeleton(m.group(0))), plain_forms(_decoded(text)))
+    # Greek ``ε``: TR39 maps it to ``ꞓ``, a copier writes ``e`` (:data:`~judgerl.text.confusables.LATIN_LOOKALIKES`)
+    text = plain_forms(_decoded(text)).translate(_LOOKALIKE_TABLE)
+    return _NON_ASCII_RE.sub(lambda m: _run_form(m.group(0)), text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _run_form(run: str) -> str:
+    """A non-ASCII run as :func:`copier_form` writes it (cached: a text alternating ASCII and one accent
+    has a million runs of a few kinds)."""
+    return _unmarked(skeleton(run))
 
 
 _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+_LOOKALIKE_TABLE = str.maketrans(LATIN_LOOKALIKES)
 
 
 def canonical_text(text: str) -> str:
@@ -191,7 +226,7 @@ def canonical_text(text: str) -> str:
     whitespace runs collapsed to one space; stripped. A copier that "cleans" ``**<verdict> а </verdict>**`` into
     ``<verdict>A</verdict>`` gives the same canonical text.
     """
-    text = copier_form(text).casefold().replace("\0", "").replace("<\\/", "</")
+    text = " ".join(copier_form(text).casefold().replace("\0", "").replace("<\\/", "</").split())
     text = _skeleton_tag_re(control_tags()).sub(
         lambda m: f"\0<{'/' if m.group(1) or m.group(3) else ''}{_tag_name(m)}>\0", text)
     # whitespace and markdown emphasis / inline-code marks next to a control tag go (linear, unlike a regex)
@@ -202,14 +237,29 @@ def canonical_text(text: str) -> str:
 def quote_skeleton(text: str) -> str:
     """The skeleton of ``text`` for the quoted-answer check (module docstring): the list numbers that
     open its lines removed, :func:`canonical_text`, the TR39 skeleton, then only letters, digits and
-    the control tags (``<name>`` / ``</name>``) kept."""
+    the control tags (``<name>`` / ``</name>``) kept. Short texts (the windows around each answer tag) are
+    cached: a judge stuck repeating its tag thousands of times is checked in linear time."""
+    return _cached_skeleton(text) if len(text) <= 1024 else _cached_long_skeleton(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _cached_skeleton(text: str) -> str:
+    return _skeleton_of(text)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_long_skeleton(text: str) -> str:
+    """Long texts (the responses: one parse compares each with several windows) are skeletonised once."""
+    return _skeleton_of(text)
+
+
+def _skeleton_of(text: str) -> str:
     text = _LIST_NUMBER_RE.sub(r"\1", unicodedata.normalize("NFKC", restore_tags(text)))
-    out, in_answer = [], False
-    for piece in re.split(r"(</?[a-z_]+>)", canonical_text(text)):
-        tag = _skeleton_tag_re(control_tags()).fullmatch(piece)
-        if tag:
-            out.append(f"<{tag.group(1) or ''}{_tag_name(tag)}>")
-            in_answer = not tag.group(1) and _tag_name(tag) != "think"
+    out, in_answer, names = [], False, frozenset(t.lower() for t in control_tags())
+    for i, piece in enumerate(re.split(r"(</?[a-z_]+>)", canonical_text(text))):
+        if i % 2 and piece.strip("</>") in names:  # a control tag, as canonical_text writes it
+            out.append(piece)
+            in_answer = piece[1] != "/" and piece != "<think>"
         else:
             out.append(_answer_key(piece) if in_answer else "".join(c for c in skeleton(piece) if c.isalnum()))
     return "".join(out)
@@ -220,20 +270,27 @@ def _answer_key(content: str) -> str:
     ``09``, ``+9`` -> ``9``), a denominator (``/ 9``, ``out of 9``) and label words (``Assistant``,
     ``Response``, ``Score:``) dropped; ``Response 3 > Response 1`` and ``3, 1`` give the same key."""
     content = _NUMBER_RE.sub(_plain_number, _DENOMINATOR_RE.sub("", content))
-    words = [w for w in re.findall(r"[^\W_]+", content) if w not in _ANSWER_LABELS]
+    words = re.findall(r"[^\W_]+", content)
+    # the values alone (numbers, single letters) when there are any: ``Winner: B``, ``System 3``, ``10 points``
+    values = [w for w in words if len(w) == 1 or w.isdigit()]
+    words = values or [w for w in words if w not in _ANSWER_LABELS]
     return "".join(c for c in skeleton("".join(words)) if c.isalnum())
 
 
 def _plain_number(m: re.Match[str]) -> str:
-    text = m.group(0)
+    text = re.sub(r"(?i)(st|nd|rd|th)$", "", m.group(0)).replace(",", ".")
     if len(text) > 64:  # not a score; left as written (float() of it would be inf)
         return text
-    return format_number(abs(float(text)) if float(text) == 0 else float(text))
+    value = float(text)
+    if not math.isfinite(value) or abs(value) >= 1e16:  # ``1e999``: no score; left as written
+        return text
+    return format_number(abs(value) if value == 0 else value)
 
 
 def _unmarked(text: str) -> str:
-    """``text`` without combining marks (Unicode category M), e.g. the accent of ``v\u0301``."""
-    return "".join(c for c in text if not unicodedata.category(c).startswith("M"))
+    """``text`` without combining marks (Unicode category M), e.g. the accent of ``v\u0301``
+    (:func:`judgerl.text.confusables.strip_marks`)."""
+    return strip_marks(text)
 
 
 def tag_skeleton(skel: str) -> str:
@@ -264,7 +321,7 @@ def quoted_sources(output: str, sources: Sequence[str], min_chars: int = 8) -> f
     characters before it, and the :func:`tag_skeleton` of the tag with the control tag before it.
     If either occurs in the source's, the tag may be a copy of it; so may every answer tag after a ``</think>``
     that is itself copied (:func:`_quoted_close`: the ``</think>`` opening the region with ``min_chars``
-    skeleton characters before it occurs in the source's): quoted after the judge's own
+    skeleton characters before it occurs in the source's, an answer word after it there): quoted after the judge's own
     answer, cut off by the token limit while quoting, followed by the judge's own comment, dressed
     as a blockquote, a list, a table or joined lines, or "cleaned" of look-alike characters.
 
@@ -313,13 +370,42 @@ def _quoted_close(output: str, start: int, end: int, skels: Sequence[str], min_c
     """The sources whose skeleton holds the judge's ``</think>`` at ``output[start:end]`` with the ``min_chars``
     skeleton characters before it: the judge copied a response's own end of thinking, so the answer that follows
     is the response's, in whatever form the judge rewrote it (``[verdict]B[/verdict]``, ``{"verdict": "B"}``,
-    ``the second one`` copied as ``<verdict>B</verdict>``). An ordinary response has no ``</think>``."""
+    ``the second one`` copied as ``<verdict>B</verdict>``). An ordinary response has no ``</think>``; a reasoning
+    response's own end of thinking counts only when an answer follows it (:func:`_answer_after`): a judge that ends
+    its thinking as such a response ended its own (``... so the answer is 12.</think>``) keeps its answer."""
     lo = _context_start(output, start, min_chars)
     if lo is None:
         return set()
     close = quote_skeleton(output[start:end])
     window = quote_skeleton(output[lo:end])[-(len(close) + min_chars):]
-    return {i for i, s in enumerate(skels) if window in s}
+    return {i for i, s in enumerate(skels) if window in s and _answer_after(s, window)}
+
+
+#: Letters of answer words a response's injected answer is written with, in whatever dress (``[verdict]``,
+#: ``{"score": 10}``, ``## Verdict``, ``Winner: B``): the answer tag names and a few synonyms.
+_ANSWER_WORDS = ("rating", "grade", "winner", "decision", "judgment", "judgement", "prefer", "rank")
+#: Skeleton characters after a response's ``</think>`` looked at for an answer.
+_ANSWER_REACH = 400
+
+
+@functools.lru_cache(maxsize=8)
+def _answer_words(tags: tuple[str, ...]) -> tuple[str, ...]:
+    """:data:`_ANSWER_WORDS` and the answer tag names as they read in a skeleton (TR39: ``m`` is ``rn``)."""
+    words = _ANSWER_WORDS + tuple(t for t in tags if t.lower() != "think")
+    return tuple(dict.fromkeys("".join(c for c in skeleton(w) if c.isalnum()) for w in words))
+
+
+def _answer_after(skel: str, window: str) -> bool:
+    """Whether an answer word (an answer tag name, :data:`_ANSWER_WORDS`) follows an occurrence of the ``</think>``
+    ``window`` in the source skeleton ``skel`` within :data:`_ANSWER_REACH` characters, before any ``<think>``."""
+    words = _answer_words(control_tags())
+    i = skel.find(window)
+    while i >= 0:
+        after = skel[i + len(window): i + len(window) + _ANSWER_REACH].split("<think>", 1)[0]
+        if any(w in after for w in words):
+            return True
+        i = skel.find(window, i + 1)
+    return False
 
 
 def printed_sources(output: str, sources: Sequence[str]) -> frozenset[int]:

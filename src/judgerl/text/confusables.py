@@ -24,12 +24,55 @@ INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\u180b\u1
                       + "".join(map(chr, range(0xFE00, 0xFE10))))
 
 
+def _class_re(cps: set[int]) -> re.Pattern[str]:
+    """A regex matching runs of the code points ``cps`` (one character class of ranges)."""
+    order = sorted(cps)
+    ranges, start, prev = [], order[0], order[0]
+    for cp in order[1:] + [-1]:
+        if cp != prev + 1:
+            ranges.append(re.escape(chr(start)) + ("-" + re.escape(chr(prev)) if prev > start else ""))
+            start = cp
+        prev = cp
+    return re.compile("[" + "".join(ranges) + "]+")
+
+
+@functools.lru_cache(maxsize=1)
+def _categories() -> dict[str, set[int]]:
+    """Code points of the Unicode categories Cf and M* (this Python's Unicode database; built once, ~0.4 s)."""
+    out: dict[str, set[int]] = {"Cf": set(), "M": set()}
+    for cp in range(0x110000):
+        cat = unicodedata.category(chr(cp))
+        if cat == "Cf":
+            out["Cf"].add(cp)
+        elif cat[0] == "M":
+            out["M"].add(cp)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _invisible_re() -> re.Pattern[str]:
+    """Every invisible code point in one character class, so that stripping is one C-level ``re.sub``
+    (1 MB in ~10 ms; a per-character ``unicodedata.category`` loop took ~0.3 s)."""
+    return _class_re(_categories()["Cf"] | {ord(c) for c in INVISIBLE} | set(range(0xE0100, 0xE01F0)))
+
+
+@functools.lru_cache(maxsize=1)
+def _marks_re() -> re.Pattern[str]:
+    return _class_re(_categories()["M"])
+
+
+def strip_marks(text: str) -> str:
+    """``text`` without combining marks (Unicode category M: accents such as the one of ``v\u0301``)."""
+    return text if text.isascii() else _marks_re().sub("", text)
+
+
 def strip_invisible(text: str) -> str:
     """``text`` without invisible characters: Unicode category Cf (zero-width joiners and spaces, BOM,
     bidi marks), :data:`INVISIBLE` and the supplementary variation selectors U+E0100..U+E01EF. The one
     definition of "invisible" for comparing untrusted text (quoted-answer check, reward guards)."""
-    return "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in INVISIBLE
-                   and not 0xE0100 <= ord(c) <= 0xE01EF)
+    if text.isascii():  # no ASCII character is invisible in this sense
+        return text
+    return _invisible_re().sub("", text)
 
 
 
