@@ -31,15 +31,16 @@ business.
 
 from __future__ import annotations
 
+import bisect
 import functools
-import html
 import math
 import re
 import unicodedata
 from typing import Sequence
 
 from judgerl.protocols.parsing import ParseFailure, _tag_token_re, answer_region, format_number, mask_code_blocks
-from judgerl.text.untrusted import control_tags, restore_tags, strip_terminal_controls
+from judgerl.protocols.quote_decode import _decoded
+from judgerl.text.untrusted import control_tags, restore_tags
 from judgerl.text.confusables import LATIN_LOOKALIKES, plain_forms, skeleton, strip_invisible, strip_marks
 
 #: A list number or letter that opens a line, after any other dressing (``> 1. ``, ``- a) ``, ``| 2. ``).
@@ -77,40 +78,6 @@ def _NAMES_BY_LETTERS(tags: tuple[str, ...]) -> dict[str, str]:  # noqa: N802
     return {re.sub(r"[^a-z0-9]", "", t.lower()): t.lower() for t in tags}
 
 
-#: Encodings a copier decodes while quoting: JSON and C / Python string escapes (``\u003c``, ``\u{3c}``,
-#: ``\U0000003c``, ``\x3c``, ``\074``, ``\/``, ``\n``), markdown backslash escapes of ASCII punctuation
-#: (``\<verdict\>`` renders ``<verdict>``) and URL percent-escapes (``%3C``). (Base64 and other encodings are
-#: not decoded: that is translation.)
-_ESCAPE_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})"
-                        r"|([0-3][0-7]{2})|([nrt\"/\\])|([!#$%&'()*+,\-.:;<=>?@\[\]^_`{|}~])"
-                        r"|N\{([A-Za-z0-9 \-]{1,80})\}|0{0,4}(3[cCeE]|2[fF]|5[bBdD]) ?)")
-_PERCENT_RE = re.compile(r"(?:%[0-9a-fA-F]{2})+")
-#: Other spellings of ``<`` / ``>`` / ``/`` a copier renders (read before the escapes: ``\rangle`` is no ``\r``):
-#: quoted-printable (``=3C``), LaTeX (``$<$``, ``\lt``, ``\langle``, ``\textless``), ``U+003C`` notation.
-_SPELLED_RE = re.compile(r"=(3[cCeE]|2[fF]|5[bBdD])|\$\s*\\(lt|gt|langle|rangle|textless|textgreater|lbrack|rbrack)"
-                         r"(?![A-Za-z])\s*\$|\\(lt|gt|langle|rangle|textless|textgreater|lbrack|rbrack)"
-                         r"(?![A-Za-z])(?:\{\}| ?)"
-                         r"|\$([<>/])\$|U\+(00[2-7][0-9A-Fa-f])")
-_SPELLED = {"lt": "<", "langle": "<", "textless": "<", "gt": ">", "rangle": ">", "textgreater": ">", "lbrack": "[",
-            "rbrack": "]"}
-#: A markdown link (``[verdict](#)`` renders ``verdict``) and an empty inline HTML element (``ver<b></b>dict``).
-_LINK_RE = re.compile(r"\[([^\[\]\n]{0,80})\]\([^()\s]{0,200}\)")
-_INLINE = r"(b|i|u|s|em|strong|span|code|sup|sub|small|mark|del|ins|a|q|kbd|var|abbr|font|tt|big)"
-_EMPTY_ELEMENT_RE = re.compile(r"<" + _INLINE + r"\b[^<>]{0,200}>\s*</\1\s*>|<wbr\s*/?>", re.IGNORECASE)
-#: The tags of an inline HTML element around text (``<<span>thi</span>nk>`` renders ``<think>``): markup, not text.
-_INLINE_TAG_RE = re.compile(r"</?" + _INLINE + r"(?:\s+[a-z-]+\s*=\s*[^<>]{0,200})?\s*>", re.IGNORECASE)
-#: Brackets written as words in brackets (``(less-than)``, ``[greater-than sign]``, ``{left angle bracket}``):
-#: a copier translates them. Bare prose (``72 is less than 74``) is left alone.
-_WORD_BRACKET_RE = re.compile(r"[(\[{]\s*(?:(less)[ _-]?than|(greater)[ _-]?than|(left)[ _-]angle[ _-]bracket|"
-                              r"right[ _-]angle[ _-]bracket)(?:[ _-]sign)?\s*[)\]}]", re.IGNORECASE)
-#: Markdown strikethrough (``~~x~~``): a copier rendering it may drop the struck text (also inside a tag name).
-_STRUCK_RE = re.compile(r"~~[^~\n]{1,40}~~")
-#: Unicode tag characters (U+E0020..U+E007E): invisible, but a model reads them as the ASCII they shadow.
-_TAG_CHARS = {c: c - 0xE0000 for c in range(0xE0020, 0xE007F)}
-#: A backslash for the slash of a closing tag (``<\think>``, ``<\verdict>``), read before the escapes (``\t``).
-_BACKSLASH_CLOSE_RE = re.compile(r"<\s*\\(?=\s*[A-Za-z_]+\s*>)")
-#: A right-to-left override (U+202E) up to its pop (U+202C) or the end of the line: it *renders* reversed.
-_RLO_RE = re.compile("\u202e([^\u202c\n]*)\u202c?")
 #: Label words that open an answer (``Assistant B``, ``Response 3``, ``Score: 9``): not part of the answer.
 _ANSWER_LABELS = frozenset({"assistant", "response", "output", "answer", "model", "candidate", "option", "score"})
 #: A number as a copier may write it: ``9.0``, a decimal comma ``9,0`` (not ``3,1,2``), an exponent ``1e1``, ``3rd``.
@@ -121,85 +88,17 @@ _DENOMINATOR_RE = re.compile(r"\s*(?:/|\b(?:out\s+)?of\b)\s*[+-]?(?:\d+(?:\.\d*)
 _SKELETON_TOKEN_RE = re.compile(r"<(/?)([a-z_]+)>|[^<]+")
 
 
-def _decoded(text: str) -> str:
-    """``text`` with Unicode tag characters read as ASCII, neutralised tags restored, HTML entities, URL
-    percent-escapes, JSON / C / Python / CSS string escapes, markdown backslash escapes and the spellings of
-    :data:`_SPELLED_RE` decoded, markdown links rendered, brackets written as words read (:data:`_WORD_BRACKET_RE`),
-    HTML comments, empty elements, inline element tags and struck-out text dropped (five levels),
-    NFKC, right-to-left overrides
-    rendered (reversed; also before the decoding), invisible characters and terminal controls removed."""
-    text = _RLO_RE.sub(lambda m: m.group(1)[::-1], text)  # rendered first: reversed, ``>B<`` is no bold tag
-    text = _BACKSLASH_CLOSE_RE.sub("</", restore_tags(text.translate(_TAG_CHARS)))  # ``<\think>``: not ``<`` + TAB
-    for _ in range(5):
-        unescaped = _PERCENT_RE.sub(_percent, html.unescape(text))
-        unescaped = _LINK_RE.sub(r"\1", _SPELLED_RE.sub(_spelled, unescaped))
-        unescaped = _EMPTY_ELEMENT_RE.sub("", _strip_html_comments(_ESCAPE_RE.sub(_unescape, unescaped)))
-        unescaped = _INLINE_TAG_RE.sub("", unescaped)
-        unescaped = _STRUCK_RE.sub("", _WORD_BRACKET_RE.sub(
-            lambda m: "<" if m.group(1) or m.group(3) else ">", unescaped))
-        if unescaped == text:
-            break
-        text = unescaped
-    text = _RLO_RE.sub(lambda m: m.group(1)[::-1], unicodedata.normalize("NFKC", text))
-    return strip_terminal_controls(strip_invisible(text))
-
-
-def _percent(m: re.Match[str]) -> str:
-    """A run of URL percent-escapes as the UTF-8 it encodes (``%E2%80%8B`` is one zero-width space), each
-    escape a Latin-1 character where the run is no UTF-8."""
-    raw = bytes.fromhex(m.group(0).replace("%", ""))
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
-
-
-def _unescape(m: re.Match[str]) -> str:
-    for group, base in ((1, 16), (2, 16), (3, 16), (4, 16), (5, 8)):
-        if m.group(group) is not None:
-            point = int(m.group(group), base)
-            return chr(point) if point <= 0x10FFFF else m.group(0)
-    if m.group(6) is not None:
-        return {"n": "\n", "r": "\r", "t": "\t"}.get(m.group(6), m.group(6))
-    if m.group(8) is not None:
-        try:
-            return unicodedata.lookup(m.group(8))
-        except KeyError:
-            return m.group(0)
-    if m.group(9) is not None:
-        return chr(int(m.group(9), 16))
-    return m.group(7)
-
-
-def _spelled(m: re.Match[str]) -> str:
-    if m.group(1) or m.group(5):
-        return chr(int(m.group(1) or m.group(5), 16))
-    return m.group(4) or _SPELLED[m.group(2) or m.group(3)]
-
-
-def _strip_html_comments(text: str) -> str:
-    """``text`` without ``<!-- ... -->`` comments (they render as nothing: ``ver<!-- -->dict`` reads ``verdict``).
-    Linear: an opening without a closing after it ends the search."""
-    if "<!--" not in text:
-        return text
-    out, i = [], 0
-    while (j := text.find("<!--", i)) >= 0 and (k := text.find("-->", j + 4)) >= 0:
-        out.append(text[i:j])
-        i = k + 3
-    out.append(text[i:])
-    return "".join(out)
-
-
-def copier_form(text: str) -> str:
+def copier_form(text: str, rendered: bool = True) -> str:
     """``text`` as a copier reads it, before any case fold: :func:`_decoded`, then every non-ASCII character
     written as the ASCII it means (:func:`judgerl.text.confusables.plain_forms`: digits of any script, letters
     in symbol dress, angle brackets) or as its TR39 skeleton without combining marks (:func:`judgerl.text.
-    confusables.skeleton`: Cyrillic ``а``, ``ᴠ``, dotless ``ı`` -> Latin). The text the template protocol's
+    confusables.skeleton`: Cyrillic ``а``, ``ᴠ``, dotless ``ı`` -> Latin); ``rendered=False``: the logical reading
+    (:func:`judgerl.protocols.quote_decode._decoded`). The text the template protocol's
     answer pattern is matched in for the responses (:meth:`judgerl.protocols.template.Template.quote_form`)."""
     # the TR39 skeleton before the case fold: Greek ``Β`` / Cyrillic ``В`` are confusable with ``B``, their
     # case folds with ``ß`` / ``ʙ``; combining marks (``v\u0301``) go, as a copier drops them
     # Greek ``ε``: TR39 maps it to ``ꞓ``, a copier writes ``e`` (:data:`~judgerl.text.confusables.LATIN_LOOKALIKES`)
-    text = plain_forms(_decoded(text)).translate(_LOOKALIKE_TABLE)
+    text = plain_forms(_decoded(text, rendered)).translate(_LOOKALIKE_TABLE)
     return _NON_ASCII_RE.sub(lambda m: _run_form(m.group(0)), text)
 
 
@@ -214,7 +113,7 @@ _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
 _LOOKALIKE_TABLE = str.maketrans(LATIN_LOOKALIKES)
 
 
-def canonical_text(text: str) -> str:
+def canonical_text(text: str, rendered: bool = True) -> str:
     """``text`` as a lossy copier (a model quoting it, a tokenizer round trip) may reproduce it.
 
     :func:`copier_form` (neutralised tags restored; HTML entities, also double-escaped ones ``&amp;lt;``,
@@ -226,7 +125,7 @@ def canonical_text(text: str) -> str:
     whitespace runs collapsed to one space; stripped. A copier that "cleans" ``**<verdict> а </verdict>**`` into
     ``<verdict>A</verdict>`` gives the same canonical text.
     """
-    text = " ".join(copier_form(text).casefold().replace("\0", "").replace("<\\/", "</").split())
+    text = " ".join(copier_form(text, rendered).casefold().replace("\0", "").replace("<\\/", "</").split())
     text = _skeleton_tag_re(control_tags()).sub(
         lambda m: f"\0<{'/' if m.group(1) or m.group(3) else ''}{_tag_name(m)}>\0", text)
     # whitespace and markdown emphasis / inline-code marks next to a control tag go (linear, unlike a regex)
@@ -234,35 +133,45 @@ def canonical_text(text: str) -> str:
     return " ".join(text.split())
 
 
-def quote_skeleton(text: str) -> str:
+def quote_skeleton(text: str, rendered: bool = True) -> str:
     """The skeleton of ``text`` for the quoted-answer check (module docstring): the list numbers that
     open its lines removed, :func:`canonical_text`, the TR39 skeleton, then only letters, digits and
     the control tags (``<name>`` / ``</name>``) kept. Short texts (the windows around each answer tag) are
-    cached: a judge stuck repeating its tag thousands of times is checked in linear time."""
-    return _cached_skeleton(text) if len(text) <= 1024 else _cached_long_skeleton(text)
+    cached (keyed by the registered control tags too): a judge stuck repeating its tag thousands of times is
+    checked in linear time. ``rendered=False``: the logical reading (:func:`copier_form`)."""
+    tags = control_tags()
+    return (_cached_skeleton if len(text) <= 1024 else _cached_long_skeleton)(text, rendered, tags)
 
 
 @functools.lru_cache(maxsize=8192)
-def _cached_skeleton(text: str) -> str:
-    return _skeleton_of(text)
+def _cached_skeleton(text: str, rendered: bool, tags: tuple[str, ...]) -> str:
+    return _skeleton_of(text, rendered)
 
 
-@functools.lru_cache(maxsize=8)
-def _cached_long_skeleton(text: str) -> str:
+@functools.lru_cache(maxsize=16)
+def _cached_long_skeleton(text: str, rendered: bool, tags: tuple[str, ...]) -> str:
     """Long texts (the responses: one parse compares each with several windows) are skeletonised once."""
-    return _skeleton_of(text)
+    return _skeleton_of(text, rendered)
 
 
-def _skeleton_of(text: str) -> str:
+def _skeleton_of(text: str, rendered: bool = True, spaced: bool = False) -> str:
+    """:func:`quote_skeleton` uncached; ``spaced``: a space between the words outside answer tags."""
     text = _LIST_NUMBER_RE.sub(r"\1", unicodedata.normalize("NFKC", restore_tags(text)))
     out, in_answer, names = [], False, frozenset(t.lower() for t in control_tags())
-    for i, piece in enumerate(re.split(r"(</?[a-z_]+>)", canonical_text(text))):
+    for i, piece in enumerate(re.split(r"(</?[a-z_]+>)", canonical_text(text, rendered))):
         if i % 2 and piece.strip("</>") in names:  # a control tag, as canonical_text writes it
             out.append(piece)
             in_answer = piece[1] != "/" and piece != "<think>"
         else:
-            out.append(_answer_key(piece) if in_answer else "".join(c for c in skeleton(piece) if c.isalnum()))
+            out.append(_answer_key(piece) if in_answer else _plain_skeleton(piece, spaced))
     return "".join(out)
+
+
+def _plain_skeleton(piece: str, spaced: bool) -> str:
+    if not spaced:
+        return "".join(c for c in skeleton(piece) if c.isalnum())
+    words = ("".join(c for c in skeleton(w) if c.isalnum()) for w in re.findall(r"[^\W_]+", piece))
+    return " ".join(filter(None, words))
 
 
 def _answer_key(content: str) -> str:
@@ -273,6 +182,9 @@ def _answer_key(content: str) -> str:
     words = re.findall(r"[^\W_]+", content)
     # the values alone (numbers, single letters) when there are any: ``Winner: B``, ``System 3``, ``10 points``
     values = [w for w in words if len(w) == 1 or w.isdigit()]
+    if any(w.isdigit() or (len(w) > 1 and w not in _ANSWER_LABELS) for w in words):
+        # in prose or beside a number, ``a`` and ``I`` are words (``I pick B``, ``a 10``), not labels
+        values = [w for w in values if w not in ("a", "i")] or values
     words = values or [w for w in words if w not in _ANSWER_LABELS]
     return "".join(c for c in skeleton("".join(words)) if c.isalnum())
 
@@ -344,29 +256,37 @@ def quoted_sources(output: str, sources: Sequence[str], min_chars: int = 8) -> f
         region = answer_region(output)
     except ParseFailure:
         return frozenset()
-    skels = [quote_skeleton(src) for src in sources]
-    tag_skels = [tag_skeleton(s) for s in skels]
+    skels = [_readings(src) for src in sources]
+    tag_skels = [[tag_skeleton(s) for s in r] for r in skels]
     before = list(_tag_token_re(control_tags()).finditer(mask_code_blocks(output[: region.start])))
     prev = before[-1].start() if before else None  # the control tag before the region (its </think>)
     hits: set[int] = set()
     spans = _answer_tag_spans(region.text)
     if spans and before and before[-1].group(1) and before[-1].group(2).lower() == "think":
-        hits |= _quoted_close(output, before[-1].start(), before[-1].end(), skels, min_chars)
+        hits |= _quoted_close(output, before[-1].start(), before[-1].end(), sources, skels, min_chars)
     for start, end in spans:
         start, end = region.start + start, region.start + end
         lo = _context_start(output, start, min_chars)
         if lo is not None:
             tag = quote_skeleton(output[start:end])
             window = quote_skeleton(output[lo:end])[-(len(tag) + min_chars):]
-            hits |= {i for i, s in enumerate(skels) if window in s}
+            hits |= {i for i, r in enumerate(skels) if any(window in s for s in r)}
         if prev is not None:
             window = tag_skeleton(quote_skeleton(output[prev:end]))
-            hits |= {i for i, s in enumerate(tag_skels) if window in s}
+            hits |= {i for i, r in enumerate(tag_skels) if any(window in s for s in r)}
         prev = start
     return frozenset(hits)
 
 
-def _quoted_close(output: str, start: int, end: int, skels: Sequence[str], min_chars: int) -> set[int]:
+def _readings(source: str) -> tuple[str, ...]:
+    """A source's :func:`quote_skeleton` as rendered and as logical text (``rendered=False``): a judge may copy
+    either -- the injected tags a comment, strikethrough, link target or right-to-left override hides from the
+    rendering are still in the tokens a model reads."""
+    return quote_skeleton(source), quote_skeleton(source, rendered=False)
+
+
+def _quoted_close(output: str, start: int, end: int, sources: Sequence[str], skels: Sequence[Sequence[str]],
+                  min_chars: int) -> set[int]:
     """The sources whose skeleton holds the judge's ``</think>`` at ``output[start:end]`` with the ``min_chars``
     skeleton characters before it: the judge copied a response's own end of thinking, so the answer that follows
     is the response's, in whatever form the judge rewrote it (``[verdict]B[/verdict]``, ``{"verdict": "B"}``,
@@ -378,7 +298,9 @@ def _quoted_close(output: str, start: int, end: int, skels: Sequence[str], min_c
         return set()
     close = quote_skeleton(output[start:end])
     window = quote_skeleton(output[lo:end])[-(len(close) + min_chars):]
-    return {i for i, s in enumerate(skels) if window in s and _answer_after(s, window)}
+    return {i for i, r in enumerate(skels)
+            if any(window in s and _answer_after(sources[i], rendered, s, window)
+                   for s, rendered in zip(r, (True, False)))}
 
 
 #: Letters of answer words a response's injected answer is written with, in whatever dress (``[verdict]``,
@@ -395,15 +317,40 @@ def _answer_words(tags: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys("".join(c for c in skeleton(w) if c.isalnum()) for w in words))
 
 
-def _answer_after(skel: str, window: str) -> bool:
-    """Whether an answer word (an answer tag name, :data:`_ANSWER_WORDS`) follows an occurrence of the ``</think>``
-    ``window`` in the source skeleton ``skel`` within :data:`_ANSWER_REACH` characters, before any ``<think>``."""
-    words = _answer_words(control_tags())
+@functools.lru_cache(maxsize=8)
+def _answer_re(tags: tuple[str, ...]) -> re.Pattern[str]:
+    """An answer word (:func:`_answer_words`) as a word of a spaced skeleton (an inflection or one letter / a number
+    after it: ``preferred``, ``VerdictB``), or written letter by letter (``V e r d i c t``), or an answer tag:
+    ``as core``, ``iterating`` and ``bestow`` hold no ``score`` / ``rating`` / ``best``."""
+    words = "|".join(f"{w}|{' '.join(w)}" for w in sorted(_answer_words(tags), key=len, reverse=True))
+    ends = r"(?:s|es|d|ed|ing|ings|er|ers|ence|red|ably|able|[a-z]|\d+)?(?=[ <]|$)"  # ``preferred``, not ``bestow``
+    return re.compile(r"(?:^|(?<=[ <>/]))(?:" + words + r")" + ends + r"|<(?!/?think>)/?[a-z_]+>")
+
+
+@functools.lru_cache(maxsize=16)
+def _close_map(source: str, rendered: bool, tags: tuple[str, ...]) -> tuple[list[int], list[int], str]:
+    """The offsets of the ``</think>`` tags in a source's skeleton and in its spaced skeleton (the same tags,
+    in order), and the spaced skeleton (:func:`_skeleton_of` with ``spaced``)."""
+    spaced = _skeleton_of(source, rendered, spaced=True)
+    plain = quote_skeleton(source, rendered)
+    return ([m.start() for m in re.finditer("</think>", plain)], [m.start() for m in re.finditer("</think>", spaced)],
+            spaced)
+
+
+def _answer_after(source: str, rendered: bool, skel: str, window: str) -> bool:
+    """Whether an answer word (an answer tag name, :data:`_ANSWER_WORDS`: a word that starts with one) or an answer
+    tag follows an occurrence of the ``</think>`` ``window`` in the source skeleton ``skel`` (of ``source`` in the
+    reading ``rendered``) within :data:`_ANSWER_REACH` characters, before any ``<think>``."""
+    tags = control_tags()
+    plain, spaced_at, spaced = _close_map(source, rendered, tags)
+    answer = _answer_re(tags)
     i = skel.find(window)
     while i >= 0:
-        after = skel[i + len(window): i + len(window) + _ANSWER_REACH].split("<think>", 1)[0]
-        if any(w in after for w in words):
-            return True
+        k = bisect.bisect_left(plain, i + len(window) - len("</think>"))
+        if k < len(plain) and k < len(spaced_at) and plain[k] == i + len(window) - len("</think>"):
+            at = spaced_at[k] + len("</think>")
+            if answer.search(spaced[at: at + _ANSWER_REACH + _ANSWER_REACH // 4].split("<think>", 1)[0]):
+                return True
         i = skel.find(window, i + 1)
     return False
 
@@ -426,12 +373,12 @@ def printed_sources(output: str, sources: Sequence[str]) -> frozenset[int]:
         region = answer_region(output)
     except ParseFailure:
         return frozenset()
-    tag_skels = [tag_skeleton(quote_skeleton(src)) for src in sources]
+    tag_skels = [[tag_skeleton(s) for s in _readings(src)] for src in sources]
     hits: set[int] = set()
     for start, end in _answer_tag_spans(region.text):
         window = tag_skeleton(quote_skeleton(region.text[start:end]))
         if window:
-            hits |= {i for i, s in enumerate(tag_skels) if window in s}
+            hits |= {i for i, r in enumerate(tag_skels) if any(window in s for s in r)}
     return frozenset(hits)
 
 
