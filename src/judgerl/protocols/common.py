@@ -89,8 +89,9 @@ def namespace_instruction(kind: str) -> str:
     return ("In your code these variables are already defined: PROMPT (the user question), "
             f"{_NAMESPACE_SHOWN[kind]}RESPONSES (the list of answers in order, Response 1 first), and the "
             "functions code_of(text) (the Python code in an answer), number_of(text) (the final "
-            "number an answer states) and passes(text, tests) (how many test lines an answer's code "
-            "passes, run apart). Use them instead of copying text into your code.")
+            "number an answer states), value_of(text) (the value of the arithmetic expression in a "
+            "question) and passes(text, tests) (how many test lines an answer's code passes, run "
+            "apart). Use them instead of copying text into your code.")
 
 
 def system_message(task: str, answer: str, tools: bool, anti_hacking: bool = False,

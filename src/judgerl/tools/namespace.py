@@ -13,6 +13,8 @@ name            value
 ``RESPONSE``    pointwise: the one response
 ``code_of``     ``code_of(text) -> str``: a response's Python code (:mod:`.namespace_helpers`)
 ``number_of``   ``number_of(text) -> int | float | None``: the final number a response states
+``value_of``    ``value_of(text) -> int | float | None``: the value of the arithmetic expression a text
+                (the question) asks about, exact (:mod:`.namespace_arith`)
 ``passes``      ``passes(text, tests) -> int``: how many test lines a response's code passes; its code
                 runs in a fresh interpreter and the tests in the judge's (:mod:`.namespace_passes`):
                 what the response prints, an early exit, a patched builtin or a trace hook stay there
@@ -42,7 +44,7 @@ from judgerl.protocols.common import NAMESPACE_NAMES
 MAX_NAMESPACE_BYTES = 8 * 1024 * 1024
 #: The helpers' sources, executed in this order in one globals dict inside the sandbox.
 _HELPERS = "\n".join(Path(__file__).with_name(f).read_text(encoding="utf-8")
-                     for f in ("namespace_helpers.py", "namespace_passes.py"))
+                     for f in ("namespace_helpers.py", "namespace_arith.py", "namespace_passes.py"))
 _KINDS = ("pairwise", "pointwise", "listwise")
 
 
@@ -113,7 +115,7 @@ def namespaced_code(code: str, namespace: Mapping[str, Any]) -> str:
         "_h = {'__name__': 'judgerl_namespace'}\n"
         f"exec(compile(_b.b64decode('{_literal(_HELPERS)}').decode(), '<namespace>', 'exec'), _h)\n"
         "_g = {'__name__': '__main__', '__builtins__': __builtins__, 'code_of': _h['code_of'], "
-        "'number_of': _h['number_of'], 'passes': _h['passes']}\n"
+        "'number_of': _h['number_of'], 'value_of': _h['value_of'], 'passes': _h['passes']}\n"
         f"_g.update(_j.loads(_b.b64decode('{_literal(data)}').decode()))\n"
         f"_c = compile(_b.b64decode('{_literal(code)}').decode('utf-8', 'surrogatepass'), '<judge>', 'exec')\n"
         "del _b, _j, _h\n"

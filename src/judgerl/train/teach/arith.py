@@ -27,46 +27,14 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from judgerl.data.builders.arith_exact import exact_value, fmt, places
+from judgerl.tools.namespace_arith import exact_value_of, question_expression
 from judgerl.tools.namespace_helpers import number_of
 from judgerl.train.teach.base import Case, Turn, binary_score, pick, shown_names
 from judgerl.train.teachers import read_checks
 from judgerl.types import PreferencePair
 
-#: A span of the question that may be an expression: numbers (with separators), operators, parentheses.
-_SPAN = re.compile(r"[-−(]*\d[\d,.\s]*(?:[-+*/×÷x−][\s(]*[-−]?\d[\d,.]*\s*\)*\s*)+")
-_SEP = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _NUM = re.compile(r"\d+(?:\.\d+)?")
 _BARE_POINT = re.compile(r"(?<![\d.])\.(\d)")
-
-
-def question_expression(question: str) -> str | None:
-    """The arithmetic expression a question asks about (the longest operator-bearing span, ``×`` ``÷``
-    ``−`` and thousands separators normalised), or None when there is none that evaluates."""
-    best = None
-    for m in _SPAN.finditer(question):
-        raw = m.group(0).strip().rstrip(".,")
-        expr = _SEP.sub("", raw).replace("×", "*").replace("÷", "/").replace("−", "-")
-        expr = re.sub(r"(?<=[\d)\s])x(?=[\s(\d])", "*", expr)
-        expr = " ".join(expr.split())
-        expr = _balanced(expr)
-        if expr is None:
-            continue
-        try:
-            exact_value(expr)
-        except ValueError:
-            continue
-        if best is None or len(expr) > len(best):
-            best = expr
-    return best
-
-
-def _balanced(expr: str) -> str | None:
-    """``expr`` with unmatched outer parentheses trimmed, or None when they cannot be balanced."""
-    while expr.count("(") > expr.count(")") and expr.startswith("("):
-        expr = expr[1:].lstrip()
-    while expr.count(")") > expr.count("(") and expr.endswith(")"):
-        expr = expr[:-1].rstrip()
-    return expr if expr.count("(") == expr.count(")") else None
 
 
 def chain_code(calculations: Sequence[str]) -> tuple[list[str], Fraction]:
@@ -142,15 +110,18 @@ class ArithmeticPlan:
         if not case.tools:
             return self._no_tools(case, comp)
         names = shown_names(case)
+        lines = list(comp.lines)
         if case.namespace:
             tests = [f"number_of({n}) == value" for n in names]
+            if exact_value_of(case.question) == comp.value:  # the question states the expression: read it
+                lines = ["value = value_of(PROMPT)"]
         else:
             tests = [f"value == {_literal(number_of(r))}" for r in case.responses]
         prints = [f"print({t})" for t in tests] if len(names) == 1 else \
             [f'print("{n}", {t})' for n, t in zip(names, tests)]
         what = "the answer" if len(names) == 1 else "both answers"
         return Turn(f"Let me compute the value and check {what} with Python.",
-                    "\n".join([*comp.lines, *prints]) + "\n")
+                    "\n".join([*lines, *prints]) + "\n")
 
     def after(self, case: Case, observation: str) -> Turn:
         checks = read_checks(observation, len(case.responses))
