@@ -218,7 +218,8 @@ def train_phase(run: str, phase: str, args: argparse.Namespace, out: Path) -> di
     the run's checkpoints) or ``zero`` (:func:`judgerl.train.zero.run_zero`).
 
     Raises:
-        SystemExit: a Zero run the stage time stopped (not recorded; rerun to continue it).
+        SystemExit: a phase the stage time stopped (SFT before its last step, GRPO before ``max_steps``, a Zero
+            run): not recorded; rerunning the command continues it from its checkpoint.
     """
     from judgerl.train.run import run_training
     from judgerl.train.setup import TrainSetup
@@ -226,11 +227,20 @@ def train_phase(run: str, phase: str, args: argparse.Namespace, out: Path) -> di
 
     config = run_config(run, args, out)
     if phase == "sft":
-        return train_recipe(TrainSetup.from_config(config), config.output_dir, resume=True, sft=True, grpo=False)
+        deadline = time.time() + 60 * float(args.stage_min)
+        result = train_recipe(TrainSetup.from_config(config), config.output_dir, resume=True, sft=True, grpo=False,
+                              deadline=deadline)
+        if result.get("sft_done") is None:
+            raise SystemExit(f"sft:{run}: the stage time ({args.stage_min:g} min) stopped it before its last step; "
+                             "rerun the same command to continue from its checkpoint")
+        return result
     result = run_training(config)  # rl: resume=true loads the finished sft/; zero: resumes its phases
     if phase == "zero" and not result.get("final_model"):
         raise SystemExit(f"zero: the stage time ({args.stage_min:g} min) stopped it after {len(result['rounds'])} "
                          "round(s); rerun the same command to continue it")
+    if phase == "rl" and result.get("stopped_early"):
+        raise SystemExit(f"rl:{run}: the stage time ({args.stage_min:g} min) stopped it at GRPO step "
+                         f"{result.get('global_step')}; rerun the same command to continue from its checkpoint")
     if result.get("final_model"):  # finished: resume-only checkpoints go (~1.6 GB each on full fine-tuning)
         from judgerl.train.grpo import prune_checkpoints
 

@@ -147,3 +147,21 @@ def test_pointwise_tir_if_recipe_runs_two_steps(tmp_path: Path, shared_data: Pat
     recs = [r for r in read_metrics(tmp_path / "run" / "metrics.jsonl") if r["phase"] == "grpo" and "reward" in r]
     assert [r["step"] for r in recs] == [1, 2] and "rewards/tir_reward/mean" in recs[0]
     assert (Path(result["final_model"]) / "adapter" / "adapter_model.safetensors").is_file()
+
+
+def test_a_time_limited_sft_stage_is_unfinished_and_continues_from_its_checkpoint(
+        tmp_path: Path, shared_data: Path, embedded_model_dir: Path) -> None:
+    """A long SFT spans sessions: the time limit stops it with a checkpoint and no done.json (no GRPO on a
+    half-trained model); the next call continues from the checkpoint to max_steps."""
+    from judgerl.train.setup import TrainSetup
+    from judgerl.train.stages import train_recipe
+
+    cfg = tiny("j1-pav-distill", tmp_path, shared_data, "warmup.steps=3", "lora.top_layers=2", "freeze_layers=0")
+    setup = TrainSetup.from_config(cfg)
+    first = train_recipe(setup, tmp_path, resume=True, sft=True, grpo=True, deadline=time.time() - 1)
+    assert first["sft_done"] is None and first["stopped_early"] and first["final_model"] is None
+    assert not (tmp_path / "sft" / "done.json").exists() and (tmp_path / "sft-logs" / "checkpoint-1").is_dir()
+    second = train_recipe(setup, tmp_path, resume=True, sft=True, grpo=False)
+    assert second["sft_done"]["steps"] == 3 and not second["sft_done"]["stopped_early"]
+    steps = [r["step"] for r in read_metrics(tmp_path / "metrics.jsonl") if r["phase"] == "warmup" and "loss" in r]
+    assert steps == [1, 2, 3]  # step 1 once: the second call continued, it did not start over

@@ -356,6 +356,7 @@ def run_sft(
     sft_kwargs: dict[str, Any] | None = None,
     callbacks: Sequence[Any] = (),
     peft_config: Any = None,
+    resume_from: str | None = None,
 ) -> Any:
     """Fine-tune ``model`` on ``examples`` with ``trl.SFTTrainer`` (loss on the judge's own tokens).
 
@@ -366,10 +367,13 @@ def run_sft(
         model: A transformers causal LM (trained in place), a ``peft`` model, or a model path.
         tokenizer: Its tokenizer (with a chat template).
         examples: The targets.
-        output_dir: SFT logs directory (no checkpoints are saved: ``save_strategy="no"``).
+        output_dir: SFT logs directory (``save_strategy="no"``: a checkpoint is saved only when a callback asks,
+            e.g. :class:`~judgerl.train.callbacks.TimeLimit` when it stops the run).
         sft_kwargs: ``trl.SFTConfig`` keyword arguments (``max_steps``, ``learning_rate``, …).
         callbacks: Extra ``TrainerCallback``s (e.g. :class:`~judgerl.train.callbacks.MetricsLogger`).
         peft_config: A ``peft.LoraConfig`` to wrap a plain model with (None: train as given).
+        resume_from: A ``checkpoint-N`` directory of an earlier run of the same examples and arguments: the
+            weights, optimizer, scheduler and data position continue from it.
 
     Returns:
         The trained model (``trainer.model``; a ``peft`` model when LoRA is used).
@@ -378,5 +382,5 @@ def run_sft(
         ValueError: no examples.
     """
     trainer = make_sft_trainer(model, tokenizer, examples, output_dir, sft_kwargs, callbacks, peft_config)
-    trainer.train()
+    trainer.train(resume_from_checkpoint=resume_from)
     return trainer.model

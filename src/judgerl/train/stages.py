@@ -137,17 +137,29 @@ def sft_stage(model: Any, tokenizer: Any, examples: Sequence[SFTExample], out: P
               sft_args: Mapping[str, Any], callbacks: Sequence[Any] = ()) -> Any:
     """SFT on ``examples`` with ``sft_args`` (``SFTConfig`` fields: the recipe's ``warmup`` steps,
     learning rate, batch size and seed, then its ``sft`` section), then save the model to
-    ``<out>/sft`` (+ ``done.json``: the trajectories, the steps made, ``max_steps`` and ``stopped_early`` when
-    the time limit ended it first)."""
+    ``<out>/sft`` (+ ``done.json``: the trajectories, the steps made and ``max_steps``).
+
+    A time limit (a :class:`~judgerl.train.callbacks.TimeLimit` in ``callbacks``) that stops it before
+    ``max_steps`` leaves a checkpoint in ``<out>/sft-logs`` and no ``done.json``: the stage is unfinished, and
+    the next call continues from that checkpoint (weights, optimizer, schedule, data position), so a long
+    SFT spans several sessions with the result of one run."""
     from judgerl.train.callbacks import MetricsLogger, StepCount
+    from judgerl.train.grpo import last_checkpoint
     from judgerl.train.lora import save_trained
     from judgerl.train.sft import run_sft
 
     kw = dict(sft_args)
-    logger.info("SFT: %d steps on %d trajectories", kw["max_steps"], len(examples))
+    resume_from = last_checkpoint(out / "sft-logs")
+    logger.info("SFT: %d steps on %d trajectories%s", kw["max_steps"], len(examples),
+                f" (continuing from {resume_from})" if resume_from else "")
     count = StepCount()
-    model = run_sft(model, tokenizer, examples, out / "sft-logs", kw, [MetricsLogger(out, "warmup"), count, *callbacks])
-    if is_main_process():
+    model = run_sft(model, tokenizer, examples, out / "sft-logs", kw, [MetricsLogger(out, "warmup"), count, *callbacks],
+                    resume_from=resume_from)
+    done = count.steps is None or count.steps >= int(kw["max_steps"])
+    if not done:
+        logger.warning("SFT stopped by the time limit at step %s of %s: rerun to continue from its checkpoint",
+                       count.steps, kw["max_steps"])
+    elif is_main_process():
         save_trained(model, tokenizer, out / "sft", base_path)
         steps = kw["max_steps"] if count.steps is None else count.steps
         (out / "sft" / DONE).write_text(json.dumps({"examples": len(examples), "steps": steps, "max_steps": kw["max_steps"],
@@ -286,6 +298,7 @@ def train_recipe(
         if setup.task in TIR_TASKS and setup.tools.max_new_tokens:
             logger.info("teacher turns: %s", check_turn_budget(ex, tokenizer, int(setup.tools.max_new_tokens)))
         model = sft_stage(model, tokenizer, ex, out, base_path, sft_args(setup.warmup, setup.sft, setup.seed), limit_cb)
+    sft_unfinished = do_sft and resume_from is None and not (sft_dir / DONE).is_file()
     result: dict[str, Any] = {
         "output_dir": str(out),
         "final_model": None,
@@ -298,6 +311,9 @@ def train_recipe(
         "n_rows": len(rows),
         "metrics": str(out / "metrics.jsonl"),
     }
+    if sft_unfinished:  # the time limit stopped the SFT stage: no GRPO on a half-trained model
+        result["stopped_early"] = True
+        return result
     if grpo:
         funcs, weights = reward_funcs(setup.reward_weights, setup.rewards)
         fields = dict(setup.grpo) if max_steps is None else {**setup.grpo, "max_steps": int(max_steps)}
