@@ -155,8 +155,11 @@ def _cached_long_skeleton(text: str, rendered: bool, tags: tuple[str, ...]) -> s
 
 
 def _skeleton_of(text: str, rendered: bool = True, spaced: bool = False) -> str:
-    """:func:`quote_skeleton` uncached; ``spaced``: a space between the words outside answer tags."""
+    """:func:`quote_skeleton` uncached; ``spaced``: a space between the words outside answer tags, also where the
+    decoding deletes a control character or a zero-width space (:func:`_word_breaks`)."""
     text = _LIST_NUMBER_RE.sub(r"\1", unicodedata.normalize("NFKC", restore_tags(text)))
+    if spaced:
+        text = _word_breaks(text)
     out, in_answer, names = [], False, frozenset(t.lower() for t in control_tags())
     for i, piece in enumerate(re.split(r"(</?[a-z_]+>)", canonical_text(text, rendered))):
         if i % 2 and piece.strip("</>") in names:  # a control tag, as canonical_text writes it
@@ -165,6 +168,19 @@ def _skeleton_of(text: str, rendered: bool = True, spaced: bool = False) -> str:
         else:
             out.append(_answer_key(piece) if in_answer else _plain_skeleton(piece, spaced))
     return "".join(out)
+
+
+#: Between two words, what the decoding deletes although it breaks them apart (a terminal control or ANSI escape:
+#: ``So\rWinner``, ``So\x1b[1mWinner``; a zero-width space); and a word wrapped at a hyphen (``Ver-\ndict``).
+#: (Camel case is no break: ``getScore()`` in an honest reasoning response's answer holds no answer word.)
+_WORD_BREAK_RE = re.compile(r"(?:\x1b\[[0-?]*[ -/]*[@-~]?|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b])+"
+                            r"|(?<=[A-Za-z])-[ \t]*\r?\n[ \t]*(?=[a-z])")
+
+
+def _word_breaks(text: str) -> str:
+    """``text`` with the word breaks of :data:`_WORD_BREAK_RE` written as spaces (a wrapped word joined): the
+    answer words of the spaced skeleton (:func:`_answer_after`) are read as words where a reader sees words."""
+    return _WORD_BREAK_RE.sub(lambda m: "" if m.group(0).startswith("-") else " ", text)
 
 
 def _plain_skeleton(piece: str, spaced: bool) -> str:
@@ -308,6 +324,8 @@ def _quoted_close(output: str, start: int, end: int, sources: Sequence[str], ske
 _ANSWER_WORDS = ("rating", "grade", "winner", "decision", "judgment", "judgement", "prefer", "rank")
 #: Skeleton characters after a response's ``</think>`` looked at for an answer.
 _ANSWER_REACH = 400
+#: :data:`_ANSWER_REACH` skeleton characters of a spaced skeleton, through the end of the word they end in (bounded).
+_REACH_RE = re.compile(r"(?: ?[^ ]){0,%d}[^ ]{0,64}" % _ANSWER_REACH)
 
 
 @functools.lru_cache(maxsize=8)
@@ -349,7 +367,9 @@ def _answer_after(source: str, rendered: bool, skel: str, window: str) -> bool:
         k = bisect.bisect_left(plain, i + len(window) - len("</think>"))
         if k < len(plain) and k < len(spaced_at) and plain[k] == i + len(window) - len("</think>"):
             at = spaced_at[k] + len("</think>")
-            if answer.search(spaced[at: at + _ANSWER_REACH + _ANSWER_REACH // 4].split("<think>", 1)[0]):
+            # the reach counts skeleton characters, not the spaces between words (``a a a ... Verdict``)
+            reach = _REACH_RE.match(spaced, at).group(0).split("<think>", 1)[0]
+            if answer.search(reach):
                 return True
         i = skel.find(window, i + 1)
     return False

@@ -164,6 +164,9 @@ def _plain_char(c: str) -> str:
     if digit is not None:
         return str(digit)
     name = unicodedata.name(c, "")
+    value = unicodedata.numeric(c, None)
+    if value is not None and value.is_integer() and "CIRCLED" in name:  # ``❿``, ``➓``, ``⓫``: a number in dress
+        return str(int(value))
     m = _LETTER_NAME_RE.search(name)
     if m:
         big = ("CAPITAL" in name and "SMALL CAPITAL" not in name) or "REGIONAL" in name  # ``ʀ``: a small r
@@ -177,9 +180,10 @@ def _plain_char(c: str) -> str:
 def plain_forms(text: str) -> str:
     """``text`` with every non-ASCII character a copier writes as ASCII by what it *means* (not by its look,
     which is :func:`skeleton`'s business) replaced: decimal digits of any script by their value (``٣``,
-    ``३`` -> ``3``, as Python's ``float`` and the answer parsers read them), symbols named after one Latin
-    letter (regional indicators ``🇧``, ``🅱``, small capitals ``ʀ``) by that letter, and angle brackets by their
-    Unicode names (``〈`` ``⟨`` ``‹`` ``◁`` -> ``<``). Other characters are left as they are."""
+    ``३`` -> ``3``, as Python's ``float`` and the answer parsers read them), circled numbers by theirs
+    (``❿`` -> ``10``), symbols named after one Latin letter (regional indicators ``🇧``, ``🅱``, small capitals
+    ``ʀ``) by that letter, and angle brackets by their Unicode names (``〈`` ``⟨`` ``‹`` ``◁`` -> ``<``). Other
+    characters are left as they are."""
     return _NON_ASCII_CHAR_RE.sub(lambda m: _plain_char(m.group(0)), text)
 
 
@@ -199,7 +203,7 @@ LATIN_LOOKALIKES: dict[str, str] = dict(zip(
     "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0501\u0410\u0412\u0415\u041a\u041c\u041d"
     "\u041e\u0420\u0421\u0422\u0425\u0406\u03bf\u03b1\u03b5\u03b9\u03ba\u03bd\u03c1\u039f\u0391\u0395\u0399"
     "\u039a\u039d\u03a1\u03a4",
-    "aeopcyxijsdABEKMHOPCTXIoaeiknpOAEIKNPT",
+    "aeopcyxijsdABEKMHOPCTXIoaeikvpOAEIKNPT",
 ))
 
 
