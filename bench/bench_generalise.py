@@ -38,6 +38,8 @@ import argparse
 import json
 import os
 import random
+import re
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -323,7 +325,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--set", dest="overrides", action="append", default=[], help="extra recipe override (all runs)")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes and 1-2 steps: checks the pipeline only")
     args = ap.parse_args(argv)
-    args.command = "python bench/bench_generalise.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    args.command = "python bench/bench_generalise.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     if args.smoke:
         args.n_train, args.n_eval, args.per_form_train, args.per_form_held = 2, 2, 8, 4
         args.gsm8k_train, args.gsm8k_held, args.chat_limit, args.code_problems, args.if_prompts = 4, 4, 6, 20, 20
@@ -335,6 +337,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if name not in JUDGES:
             ap.error(f"--judges: unknown judge {name!r}; judges: {', '.join(JUDGES)}")
     return args
+
+
+def pick_domains(arg: str, known: list[str]) -> list[str]:
+    """The held-out domains ``--domains`` names, as the data stage spells them (``arith/expression``): ``all``, or a
+    comma-separated list written with ``/``, ``-`` or ``_`` (``arith-expression`` is its held-out file's name).
+
+    Raises:
+        SystemExit: a name that is no domain of the data stage (the message lists them).
+    """
+    if arg == "all":
+        return list(known)
+    key = {re.sub(r"[^a-z0-9]", "", d.lower()): d for d in known}
+    out = []
+    for name in (d.strip() for d in arg.split(",") if d.strip()):
+        if re.sub(r"[^a-z0-9]", "", name.lower()) not in key:
+            raise SystemExit(f"--domains: no held-out domain {name!r}; the data stage has: {', '.join(known)}")
+        out.append(key[re.sub(r"[^a-z0-9]", "", name.lower())])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -349,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         for phase in RUNS[run]["phases"]:
             name = "zero" if phase == "zero" else f"{phase}:{run}"
             stages.run(name, lambda r=run, p=phase: train_phase(r, p, args, out))
-    domains = data["domains"] if args.domains == "all" else [d for d in args.domains.split(",") if d]
+    domains = pick_domains(args.domains, data["domains"])
     for judge in [j for j in args.judges.split(",") if j]:
         for domain in domains:
             stages.run(f"eval:{judge}:{domain}", lambda j=judge, d=domain: evaluate(j, d, args, out, stages))

@@ -169,3 +169,12 @@ def test_mix_recipes_are_listed_and_train_every_domain_with_the_namespace():
         assert c.protocol_args == {"namespace": True} and c.rewards.tir == 1.0 and c.tools.max_rounds == 3
     assert mix.distill.teacher == "programmatic" and mix.warmup.steps == 150 and mix.grpo["max_steps"] == 150
     assert zero.zero.rounds == 2 and zero.zero.examples == 128 and zero.tools.force_answer
+
+
+def test_domains_are_named_as_the_data_stage_spells_them(gen):
+    known = ["arith/expression", "arith/word", "chat", "if"]
+    assert gen.pick_domains("all", known) == known
+    # the held-out file's spelling and an underscore name the same stage (before: a second, differently named stage)
+    assert gen.pick_domains("arith-expression, arith_word,chat", known) == ["arith/expression", "arith/word", "chat"]
+    with pytest.raises(SystemExit, match="no held-out domain 'nope'.*arith/expression"):
+        gen.pick_domains("if,nope", known)
