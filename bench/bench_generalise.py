@@ -348,12 +348,15 @@ def pick_domains(arg: str, known: list[str]) -> list[str]:
     """
     if arg == "all":
         return list(known)
-    key = {re.sub(r"[^a-z0-9]", "", d.lower()): d for d in known}
+    def norm(name: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", name.lower())
+
+    key = {norm(d): d for d in known}
     out = []
     for name in (d.strip() for d in arg.split(",") if d.strip()):
-        if re.sub(r"[^a-z0-9]", "", name.lower()) not in key:
+        if norm(name) not in key:
             raise SystemExit(f"--domains: no held-out domain {name!r}; the data stage has: {', '.join(known)}")
-        out.append(key[re.sub(r"[^a-z0-9]", "", name.lower())])
+        out.append(key[norm(name)])
     return out
 
 

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from judgerl.tools import Sandbox, bwrap_available, get_sandbox
+from tests.support.sandbox_attacks import kind  # noqa: F401 (the sandbox kind fixture, shared)
 
 REPO = Path(__file__).resolve().parents[1]
-KINDS = ["bwrap", "fallback"]
 LIMITS = dict(timeout_s=5.0, memory_bytes=256 * 2**20, max_processes=16)
 
 # Raw syscalls through ctypes; prints "<name> <return value> <errno>". Inside the fallback,
@@ -40,13 +40,6 @@ SYSCALL = textwrap.dedent("""
         print(name, rc, ctypes.get_errno(), flush=True)
 """)
 EPERM, ENOSYS = errno.EPERM, errno.ENOSYS
-
-
-@pytest.fixture(scope="module", params=KINDS)
-def kind(request: pytest.FixtureRequest) -> str:
-    if request.param == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap is not usable here (apt-get install bubblewrap)")
-    return request.param
 
 
 @pytest.fixture(scope="module")
