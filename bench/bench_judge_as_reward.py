@@ -217,6 +217,7 @@ def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -
         overrides += ["grpo.per_device_train_batch_size=2", "grpo.save_steps=1"]
     if arm == "rubric":
         overrides.append("rubric=ifeval")
+    overrides += args.set  # last: a --set KEY=VALUE wins over the study's own choice of the same key
     cfg = load_policy_recipe("policy-grpo", overrides)
     server = None
     if judge is not None:
@@ -389,6 +390,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     "judge stages run only for the judge arms named).")
     ap.add_argument("--instructions", default=None, help="The prompt mix: comma-separated IFEval instruction id "
                     "prefixes a prompt must have one of (default all prompts); the split and every arm use it.")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="A policy-grpo recipe override for every arm's policy run, dotted (repeatable), e.g. "
+                    "grpo.lr_scheduler_type=constant or grpo.per_device_train_batch_size=16; applied last.")
     ap.add_argument("--smoke", action="store_true", help="2 steps and tiny sizes everywhere: checks the pipeline.")
     args = ap.parse_args(argv)
     args.arms = [a.strip() for a in args.arms.split(",") if a.strip()]
@@ -396,6 +400,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if unknown or not args.arms:
         ap.error(f"--arms: unknown arm(s) {unknown}; choose from {', '.join(ARMS)}")
     args.instructions = [i.strip() for i in args.instructions.split(",") if i.strip()] if args.instructions else None
+    bad = [s for s in args.set if "=" not in s or not s.split("=", 1)[0].strip()]
+    if bad:
+        ap.error(f"--set: expected KEY=VALUE (a dotted policy-grpo recipe key), got {bad[0]!r}")
     args.ifeval = args.data / "ifeval" / "input_data.jsonl"
     if args.smoke:
         args.heldout, args.label_prompts, args.steps, args.eval_every, args.train_limit = 2, 2, 2, 1, 4

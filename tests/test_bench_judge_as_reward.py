@@ -126,3 +126,31 @@ def test_tool_judge_pairs_carry_the_prompts_instructions_for_the_if_teacher(stud
     assert (pair.chosen, pair.chosen_score, pair.rejected_score) == ("answer 1", 9.0, 3.0)
     assert pair.meta["domain"] == "if" and pair.meta["instruction_ids"] == rec["instruction_id_list"]
     assert len(pair.meta["kwargs"]) == len(rec["instruction_id_list"])
+
+
+def test_set_overrides_reach_every_arms_policy_recipe_last(study, tmp_path, monkeypatch):
+    import judgerl.train.policy as policy_mod
+
+    seen = {}
+
+    def fake_run_policy(cfg):
+        seen["cfg"] = cfg
+        return {"global_step": 0}
+
+    monkeypatch.setattr(policy_mod, "run_policy", fake_run_policy)
+    args = study.parse_args(["--arms", "oracle", "--out", str(tmp_path), "--lr", "3e-5",
+                             "--set", "grpo.lr_scheduler_type=constant", "--set", "grpo.learning_rate=5e-5",
+                             "--set", "grpo.per_device_train_batch_size=16"])
+    stages = study.Stages(tmp_path, 60)
+    assert study.policy(args, stages, tmp_path, "oracle", None) is None  # fewer steps than asked: not finished
+    grpo = seen["cfg"].grpo
+    assert grpo["lr_scheduler_type"] == "constant" and grpo["per_device_train_batch_size"] == 16
+    assert grpo["learning_rate"] == 5e-5  # --set wins over --lr
+    assert seen["cfg"].reward == "gold"
+
+
+@pytest.mark.parametrize("bad", ["grpo.learning_rate", "=3", ""])
+def test_set_without_key_value_is_refused_naming_it(study, bad, capsys):
+    with pytest.raises(SystemExit):
+        study.parse_args(["--set", bad])
+    assert "--set" in capsys.readouterr().err
