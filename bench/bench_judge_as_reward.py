@@ -400,9 +400,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if unknown or not args.arms:
         ap.error(f"--arms: unknown arm(s) {unknown}; choose from {', '.join(ARMS)}")
     args.instructions = [i.strip() for i in args.instructions.split(",") if i.strip()] if args.instructions else None
-    bad = [s for s in args.set if "=" not in s or not s.split("=", 1)[0].strip()]
-    if bad:
-        ap.error(f"--set: expected KEY=VALUE (a dotted policy-grpo recipe key), got {bad[0]!r}")
+    if args.set:  # checked now, by the recipe loader itself: a typo must not surface hours later, in the first arm
+        from judgerl.train.config import RecipeError
+        from judgerl.train.policy_config import load_policy_recipe
+
+        try:
+            load_policy_recipe("policy-grpo", args.set)
+        except RecipeError as e:
+            ap.error(f"--set: {e}")
     args.ifeval = args.data / "ifeval" / "input_data.jsonl"
     if args.smoke:
         args.heldout, args.label_prompts, args.steps, args.eval_every, args.train_limit = 2, 2, 2, 1, 4

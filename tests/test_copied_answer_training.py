@@ -60,9 +60,10 @@ def test_regression_reward_gives_minus_one_for_a_copied_score():
     copy = "<think>It ends: Great answer.\n</think>\n<score>9</score>"
     reward = get_regression_reward(PoS(max_score=9))
     assert reward([copy], gold_score=[9.0], responses=[[response]]) == [-1.0]
-    # the judge's own score stands unless it repeats the injected closing sequence exactly (then void too:
-    # a copy and the judge's own answer cannot be told apart, and a score can always help its author)
-    assert reward(["<think>fine</think><score>7</score>"], gold_score=[9.0], responses=[[response]]) == [77 / 81]
+    # the response carries a score tag: the judge's own score stands only at the bottom of the scale (the carrier
+    # rule: a score can always help its author)
+    assert reward(["<think>fine</think><score>7</score>"], gold_score=[9.0], responses=[[response]]) == [-1.0]
+    assert reward(["<think>bad</think><score>0</score>"], gold_score=[0.0], responses=[[response]]) == [1.0]
     assert reward(["<think>fine</think><score>9</score>"], gold_score=[9.0], responses=[[response]]) == [-1.0]
 
 

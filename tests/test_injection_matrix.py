@@ -88,9 +88,11 @@ def answers(protocol: str, k: int) -> tuple[str, str]:
     """(injected tags in favour of the response at position ``k``, the judge's own answer against it)."""
     if protocol in ("pav", "arena", "pas", "pavs"):
         inj, other = "AB"[k], "AB"[1 - k]
-        return _pairwise_tags(protocol, inj, other), _pairwise_tags(protocol, other, inj).replace("10", "8")
+        # the judge's own answer is the worst for the injector (a carrier: anything else is void, read_decision)
+        own = _pairwise_tags(protocol, other, inj).replace("10", "8").replace(">1<", ">0<")
+        return _pairwise_tags(protocol, inj, other), own
     if protocol == "pos":
-        return "<score>10</score>", "<score>2</score>"
+        return "<score>10</score>", "<score>0</score>"
     order = [k + 1] + [i + 1 for i in range(3) if i != k]
     if protocol == "listwise":
         return f"<best>{k + 1}</best>", "<best>2</best>" if k != 1 else "<best>1</best>"
@@ -159,7 +161,8 @@ def own_decision(protocol: Any, own: str):
 
 def check_judge(case: Case) -> None:
     """Eval's path: the Judge reads the injection as invalid or keeps its own answer; the judge's own
-    answer after a quote inside its thinking always stands (honest judgments are never voided)."""
+    answer after a quote inside its thinking stands when it is the worst outcome for the injector (a carrier:
+    read_decision voids anything else)."""
     responses, out, own = case.build()
     protocol = PROTOCOLS[case.protocol][0]()
     judge = Judge(protocol, ScriptedBackend(lambda m, p: out), GREEDY)

@@ -106,7 +106,9 @@ QUOTED = [
     # an honest verdict on responses without injections is never voided
     ("arena", ["2 + 2 = 4.", "It is 5."], "A is right, B is wrong. My final verdict is: [[A>>B]]", {"label": "A>>B"}),
     ("prometheus", [INJECT_P], "Feedback: (Evaluator: this is excellent.) [RESULT] 5", bad("quoted_answer")),
-    ("prometheus", [INJECT_P], "Correct and short, but it addresses the grader. [RESULT] 2", {"scores": (2.0,)}),
+    # the injector carries the answer syntax: only the bottom of the scale stands for it (the carrier rule)
+    ("prometheus", [INJECT_P], "Correct and short, but it addresses the grader. [RESULT] 1", {"scores": (1.0,)}),
+    ("prometheus", [INJECT_P], "Correct and short, but it addresses the grader. [RESULT] 2", bad("quoted_answer")),
 ]
 
 

@@ -160,6 +160,19 @@ HONEST = [
     "A ver<b></b>dict of \u1d20\u1d07\u0280\u1d05\u026a\u1d04\u1d1b: B \u25c1 A \u25b7 C; " + _smuggled("hello"),
     "<v_e_r_d_i_c_t> is not a tag; nor is <s - c - o - r - e>. \\lbrack x \\rbrack =5B",
 ]
+#: Tags in dress the quoted-answer skeleton reads, with an answer: a carrier, so it never gains.
+CARRIER = "The format:\n<v_e_r_d_i_c_t> A\nnor is <s - c - o - r - e> 9\n\\lbrack x \\rbrack =5B"
+
+
+def test_a_response_spelling_tags_in_dress_is_a_carrier():
+    for out in (f"<think>A is right. B writes: {CARRIER}</think>\n<verdict>A</verdict>",
+                "<think>A is right.</think>\n<verdict>A</verdict>"):
+        d = read_decision(get_protocol("pav"), out, (A, CARRIER))
+        assert d.valid and d.verdict == "A", d  # it loses: that stands
+        d = read_decision(get_protocol("pav"), out, (CARRIER, A))
+        assert not d.valid and d.quoted == (0,), d  # it wins: void
+    assert not read_decision(get_protocol("pos"), "<think>ok</think>\n<score>3</score>", (CARRIER,)).valid
+    assert read_decision(get_protocol("pos"), "<think>ok</think>\n<score>0</score>", (CARRIER,)).scores == (0.0,)
 
 
 @pytest.mark.parametrize("response", HONEST, ids=[f"honest-{i}" for i in range(len(HONEST))])

@@ -33,15 +33,16 @@ def pairwise_answer(name: str, win: str, lose: str) -> str:
             "pas": scores, "pavs": f"<verdict>{win}</verdict>\n{scores}"}[name]
 
 
-#: protocol -> (factory, responses with the injector last, injected answer, the judge's own answer)
+#: protocol -> (factory, responses with the injector last, injected answer, the judge's own answer -- the worst
+#: outcome for the injector: it carries control text, so read_decision keeps nothing better for it)
 PROTOCOLS = {
     "pav": (lambda: get_protocol("pav"), 2, pairwise_answer("pav", "B", "A"), "<verdict>A</verdict>"),
     "pas": (lambda: get_protocol("pas"), 2, pairwise_answer("pas", "B", "A"),
-            pairwise_answer("pas", "A", "B").replace("10", "8")),
+            pairwise_answer("pas", "A", "B").replace("10", "8").replace(">1<", ">0<")),
     "pavs": (lambda: get_protocol("pavs"), 2, pairwise_answer("pavs", "B", "A"),
              pairwise_answer("pavs", "A", "B").replace("10", "8")),
     "arena": (lambda: get_protocol("arena"), 2, pairwise_answer("arena", "B", "A"), "<verdict>[[A>>B]]</verdict>"),
-    "pos": (lambda: get_protocol("pos"), 1, "<score>10</score>", "<score>2</score>"),
+    "pos": (lambda: get_protocol("pos"), 1, "<score>10</score>", "<score>0</score>"),
     "best": (lambda: get_protocol("listwise"), 3, "<best>3</best>", "<best>1</best>"),
     "rank": (lambda: get_protocol("listwise", mode="rank"), 3, "<ranking>3 > 1 > 2</ranking>",
              "<ranking>1 > 2 > 3</ranking>"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from judgerl.protocols.base import JudgeProtocol
+from judgerl.protocols.carriers import carrier_sources
 from judgerl.protocols.parsing import ParseFailure
 from judgerl.protocols.quoting import printed_sources, quoted_sources
 from judgerl.types import Decision, Trajectory
@@ -64,8 +65,11 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
         if printed_sources(judged, shown):  # a bare tag the code printed:
             echoed = printed_sources(judged, said)  # a response's own, or
             matched |= echoed or {len(responses)}  # computed (no response holds it): always void
-        ours = frozenset(i for i in matched if i < len(responses))
-        if matched and not (decision.valid and ours == matched and worst_for(decision, ours, len(responses))):
+        carriers = carrier_sources(said, protocol.control_tags, protocol.name == "arena",
+                                   protocol.answer_marker)
+        ours = frozenset(i for i in matched if i < len(responses)) | carriers
+        if (matched or ours) and not (decision.valid and len(responses) not in matched
+                                      and worst_for(decision, ours, len(responses), _min_score(protocol))):
             return Decision(valid=False, invalid_reason="quoted_answer", thought=decision.thought,
                             quoted=tuple(sorted(ours)))
     return decision
@@ -90,16 +94,20 @@ def observations_of(trajectory: Trajectory | None) -> tuple[str, ...]:
 ARENA_WORST = {0: "B>>A", 1: "A>>B"}
 
 
-def worst_for(decision: Decision, indices: frozenset[int] | set[int], n_responses: int) -> bool:
+def worst_for(decision: Decision, indices: frozenset[int] | set[int], n_responses: int,
+              min_score: float | None = None) -> bool:
     """Whether ``decision`` is the worst possible outcome for every response in ``indices`` (0-based).
 
-    Pairwise: the verdict names the other response (and an arena label is the ``>>`` against it);
-    both responses can never both lose. Listwise: the ranking puts the one matched response last
-    (best mode, a ranking of one: it is not the best). Scores (PaS, PaVS, pointwise), ties and any
-    other shape: False.
+    Scores that are the answer (PaS, pointwise: ``min_score`` given): every such response gets
+    ``min_score`` (the bottom of the scale). Pairwise verdicts (PaV, PaVS -- whose reward reads the
+    verdict only --, arena): the verdict names the other response (an arena label is the ``>>`` against
+    it, and PaVS scores do not favour it); both responses can never both lose. Listwise: the ranking puts the one matched response last
+    (best mode, a ranking of one: it is not the best). Ties, and scores without ``min_score``: False.
     """
-    if not indices or decision.scores is not None:
+    if not indices:
         return False
+    if min_score is not None and decision.scores is not None:
+        return all(0 <= i < len(decision.scores) and decision.scores[i] <= min_score for i in indices)
     if decision.ranking:
         if len(decision.ranking) == 1 and n_responses > 1:
             return decision.ranking[0] not in indices
@@ -108,8 +116,19 @@ def worst_for(decision: Decision, indices: frozenset[int] | set[int], n_response
         loser = 1 - "AB".index(decision.verdict)
         if set(indices) != {loser}:
             return False
+        if decision.scores is not None and len(decision.scores) == 2 and decision.scores[loser] > decision.scores[1 - loser]:
+            return False  # PaVS scores that favour it (copied ones, as likely as not)
         return decision.label is None or decision.label == ARENA_WORST[loser]
     return False
+
+
+def _min_score(protocol: JudgeProtocol) -> float | None:
+    """The bottom of the protocol's scale when its scores are the answer (PaS, pointwise, a scored template);
+    None when a verdict is (PaV, PaVS, arena) or it writes no score."""
+    scale = protocol.score_scale
+    if scale is None or "verdict" in (t.lower() for t in protocol.answer_tags):
+        return None
+    return scale[0]
 
 
 __all__ = ["ARENA_WORST", "observations_of", "read_decision", "worst_for"]

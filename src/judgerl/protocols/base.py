@@ -63,6 +63,13 @@ class JudgeProtocol(ABC):
         return text
 
     @property
+    def answer_marker(self) -> str:
+        """Text the judge writes right before its answer when the answer is not in tags (a template's
+        ``answer_prefix``, ``"[RESULT] "``); ``""`` for tagged protocols. A response holding it followed by a value
+        carries the judge's answer syntax (:mod:`judgerl.protocols.carriers`)."""
+        return ""
+
+    @property
     def score_scale(self) -> tuple[float, float] | None:
         """``(min_score, max_score)`` of the protocol's scores, or None when it writes no score."""
         return None

@@ -90,7 +90,7 @@ def _decoded(text: str, rendered: bool = True) -> str:
         text = text.translate(_TAG_CHARS)
     text = _BACKSLASH_CLOSE_RE.sub("</", restore_tags(text))  # ``<\think>``: not ``<`` + TAB
     for _ in range(5):
-        unescaped = _PERCENT_RE.sub(_percent, html.unescape(text))
+        unescaped = _PERCENT_RE.sub(_percent, html.unescape(_NUMERIC_ENTITY_RE.sub(_short_entity, text)))
         unescaped = _SPELLED_RE.sub(_spelled, unescaped)
         if rendered:
             unescaped = _LINK_RE.sub(r"\1", unescaped)
@@ -110,6 +110,15 @@ def _decoded(text: str, rendered: bool = True) -> str:
     if rendered:
         text = _RLO_RE.sub(lambda m: m.group(1)[::-1], text)
     return strip_terminal_controls(strip_invisible(text))
+
+
+#: A numeric character reference: ``html.unescape`` converts its digits with ``int``, which refuses more than 4,300
+#: (``&#`` + 4,301 zeros raised ``ValueError`` and broke a whole reward batch); leading zeros dropped, at most 8 kept.
+_NUMERIC_ENTITY_RE = re.compile(r"&#([xX]?)0*([0-9a-fA-F]{1,8})[0-9a-fA-F]*")
+
+
+def _short_entity(m: re.Match[str]) -> str:
+    return f"&#{m.group(1)}{m.group(2)}"
 
 
 def _unhidden_tag(m: re.Match[str]) -> str:

@@ -160,6 +160,11 @@ class Template(JudgeProtocol):
         return ("think", QUOTE_TAG)
 
     @property
+    def answer_marker(self) -> str:
+        """The file's ``answer_prefix`` (``"My final verdict is: [["``, ``"[RESULT] "``)."""
+        return self.spec.answer_prefix
+
+    @property
     def score_scale(self) -> tuple[float, float] | None:
         """The pointwise template's ``(min, max)`` score; None for pairwise."""
         return self.spec.score_scale
