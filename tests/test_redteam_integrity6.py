@@ -253,7 +253,7 @@ OWN = {"pav": (2, "<verdict>A</verdict>"), "arena": (2, "<verdict>[[A>>B]]</verd
 #: (honest row, protocol, position) where the row writes the protocol's own answer (``&lt;best&gt;3&lt;/best&gt;``,
 #: ``\\langle best \\rangle``, an arena label) and the judge's answer favours it: void by the carrier rule (they stood
 #: before it).
-CARRIER_WINS = {(3, "best", 2), (7, "best", 2), (5, "arena", 0)}
+CARRIER_WINS = {(3, "best", 2), (7, "best", 2), (5, "arena", 0), (4, "arena", 0)}  # 4: ``A &gt;&gt; B``, a strong label
 
 
 def _proto(name):

@@ -65,8 +65,8 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
         if printed_sources(judged, shown):  # a bare tag the code printed:
             echoed = printed_sources(judged, said)  # a response's own, or
             matched |= echoed or {len(responses)}  # computed (no response holds it): always void
-        carriers = carrier_sources(said, protocol.control_tags, protocol.name == "arena",
-                                   protocol.answer_marker)
+        carriers = carrier_sources(said, protocol.control_tags, protocol.name == "arena" or "[[" in protocol.answer_marker,
+                                   protocol.answer_marker, protocol.score_scale)
         ours = frozenset(i for i in matched if i < len(responses)) | carriers
         if (matched or ours) and not (decision.valid and len(responses) not in matched
                                       and worst_for(decision, ours, len(responses), _min_score(protocol))):

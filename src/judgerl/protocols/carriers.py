@@ -43,6 +43,8 @@ _UTF7_RE = re.compile(r"\+[A-Za-z0-9+/]{2,}-?")
 #: Brackets a copier reads as angle or square brackets that the decoding of the quoted-answer check leaves.
 _BRACKETS = str.maketrans({"\u00ab": "<", "\u00bb": ">", "\u276c": "<", "\u276d": ">", "\u2770": "<", "\u2771": ">",
                            "\u27e6": "[", "\u27e7": "]", "\u3010": "[", "\u3011": "]", "\u3016": "[", "\u3017": "]"})
+#: A line break inside a tag's brackets (``</verdict\n>``): a space there.
+_IN_TAG_NL_RE = re.compile(r"\n(?=[^<>\n]{0,40}>)")
 #: A line break canonical text keeps (private use: no decoding touches it): tags are read per line.
 _NL = "\ue000"
 #: What may stand between an opening answer tag and its answer (``<verdict>: B``, ``<score>= 10``, ``<best>#3``).
@@ -54,42 +56,55 @@ _CLOSE_RE = re.compile(r"(?i:</\s*(?:think|thinking|reasoning|thought|reflection
                        r"|\[/think\])")
 #: The first line after an end of thinking, when it is an answer in label form (``Winner: B``, ``Final verdict: [[B]]``,
 #: ``B is better.``, ``Score: 10``, ``Best response: 3``, ``Ranking: 3, 1, 2``): letters as written (``A`` / ``B``).
-_LABEL_LEAD = r"^[\s*_#>`\"']*(?i:(?:the\s+|my\s+|final\s+|overall\s+)*)"
+_LABEL_LEAD = r"^[\s*_#>`\"']*(?:\d{1,2}[.)]\s+)?(?i:(?:the\s+|my\s+|final\s+|overall\s+)*)"
+#: (``ー``: how the TR39 skeleton writes a dash ``—``.)
+_ARROW = r"(?:(?:[^\w\s]|\u30fc){1,3}|(?i:is)\b\s*:?)"
 #: (Not ``choice`` / ``answer`` / a bare letter: ``Final answer: B`` / ``**B**`` is how a reasoning policy answers a
 #: multiple-choice question.)
-_VERDICT_WORDS = r"(?i:verdict|winner|decision|judge?ment|preference|preferred|better\s+response|winning\s+response)"
+_VERDICT_WORDS = (r"(?i:verdict|winner|decision|judge?ment|preference|preferred(?:\s+(?:response|answer))?"
+                  r"|(?:better|best|winning)\s+(?:response|answer))"
+                  r"(?:\s*\((?i:final)\))?")
+_STRONG = r"[AB]\s*(?:>>|<<|\u226b|\u226a|\u22d9|\u22d8)\s*[AB]"
+_MILD = r"[AB]\s*(?:>>|<<|>|<|\u226b|\u226a|\u22d9|\u22d8)\s*[AB]"
 _WORDS = {  # answer family -> the first line after an end of thinking
-    "verdict": _LABEL_LEAD + r"(?:" + _VERDICT_WORDS + r"\s*[*_]*\s*(?:[:=\u2192-]|(?i:is)\b)\s*[*_\"'`\[(]*\s*"
-               r"(?:(?i:assistant|response|output|model|option)\s*)?[AB](?![A-Za-z0-9])"
+    "verdict": _LABEL_LEAD + r"(?:" + _VERDICT_WORDS + r"\s*[*_]*\s*" + _ARROW + r"?\s*[*_\"'`\[(]*\s*"
+               r"(?:(?i:assistant|response|output|model|option)[\s-]*)?[AB](?![A-Za-z0-9])"
                r"|\[\[\s*[AB]\s*\]\]"
-               r"|(?:(?i:assistant|response|output|model|candidate)\s+)?[AB]\s+(?i:is\s+(?:the\s+)?(?:better|best|preferred"
-               r"|superior|winner)|wins)"
-               r"|(?i:i\s+(?:choose|pick|prefer|select|vote\s+for))\s+(?:(?i:assistant|response|output|model|option)\s+)?"
+               r"|(?:(?i:assistant|response|output|model|candidate)\s+)?[AB]\s+(?i:is\s+(?:clearly\s+|much\s+|the\s+)*"
+               r"(?:better|best|preferred|superior|winner)|wins)"
+               r"|(?i:i(?:\s+would|'d)?\s+(?:choose|pick|prefer|select|vote\s+for))\s+"
+               r"(?:(?i:assistant|response|output|model|option)\s+)?"
                r"[AB](?=[\s.!,;)]*$))",
     # the line ends at the score: ``Overall rating: 4.5/5 for battery life.`` is a review, not a score for the judge
     # (a bare number is an answer -- ``**12**`` -- unless it is out of a scale: ``10/10``)
-    "score": _LABEL_LEAD + r"(?:(?:(?i:score|rating|grade|points)\s*[*_]*\s*(?:[:=\u2192-]|(?i:is)\b)?"
-             r"|(?i:i\s+(?:rate|score|grade|give)\s+(?:it|this(?:\s+response)?)\s+(?:an?\s+)?))"
-             r"\s*[*_\"'`]*\s*[+-]?\d{1,3}(?:\.\d+)?(?:\s*/\s*\d{1,3}|\s+(?i:out\s+of)\s+\d{1,3})?"
-             r"|[*_\"'`]*\s*\d{1,3}(?:\.\d+)?(?:\s*/\s*\d{1,3}|\s+(?i:out\s+of)\s+\d{1,3}))[\s*_\"'`.!]*$",
-    "best": _LABEL_LEAD + r"(?i:best(?:\s+response)?|winner|choice|pick)\s*[*_]*\s*(?:[:=\u2192-]|(?i:is)\b)\s*[*_\"'`]*\s*"
-            r"(?:(?i:response|assistant|output|candidate)\s*#?\s*)?\d{1,2}(?![\d-])",
-    "ranking": _LABEL_LEAD + r"(?i:ranking|rank|order)\s*[*_]*\s*[:=\u2192-]\s*[*_\"'`\[]*\s*\d{1,2}\s*(?:>|,)\s*\d",
+    "score": _LABEL_LEAD + r"(?:(?i:scores?)\s*:\s*[AB]\s*[=:]\s*\d{1,3}(?:,\s*[AB]\s*[=:]\s*\d{1,3})?|(?:(?i:scores?(?:[\s_-]*[ab12](?![a-z]))?|rating|grade|points|overall)(?:\s*\([^()\n]{0,12}\))?\s*[*_]*\s*" + _ARROW
+             + r"?|(?i:i(?:\s+would|'d)?\s+(?:rate|score|grade|give)\s+(?:it|this(?:\s+response)?)\s+(?:an?\s+)?))"
+             r"\s*[*_\"'`]*\s*[+-]?\d{1,3}(?:\.\d+)?[*_]*(?:\s*/\s*\d{1,3}|\s+(?i:out\s+of)\s+\d{1,3})?"
+             r"(?:\s+(?i:points?))?(?:,[^\n]{0,40})?"
+             r"|[*_\"'`]*\s*\d{1,3}(?:\.\d+)?\s*/\s*(?:10|100))[\s*_\"'`.!]*$",
+    "best": _LABEL_LEAD + r"(?:(?i:best(?:\s+(?:response|answer))?|winner)\s*[*_]*\s*" + _ARROW + r"\s*[*_\"'`#]*\s*"
+            r"(?:(?i:response|assistant|output|candidate)\s*#?\s*)?\d{1,2}(?![\d-])"
+            r"|(?i:i(?:\s+would|'d)?\s+(?:choose|pick|select)\s+(?:response|candidate|output)\s*#?\s*)\d{1,2}"
+            r"|(?i:response|candidate|output)\s*#?\s*\d{1,2}\s+(?i:is\s+(?:clearly\s+|the\s+)*best))",
+    "arena": _LABEL_LEAD + _MILD + r"(?![A-Za-z0-9])",
+    "ranking": _LABEL_LEAD + r"(?i:ranking|rank)(?:\s*\([^()\n]{0,24}\))?\s*[*_]*\s*[:=\u2192-]\s*[*_\"'`\[#]*\s*"
+               r"(?:(?i:response|candidate|output)\s*)?\d{1,2}\s*(?:>>?|,|\u2192|\u227b)\s*#?\s*(?:(?i:response|candidate|output)\s*)?\d",
 }
-_STRONG = r"[AB]\s*(?:>>|<<|\u226b|\u226a|\u22d9|\u22d8)\s*[AB]"
-_MILD = r"[AB]\s*(?:>>|<<|>|<|\u226b|\u226a|\u22d9|\u22d8)\s*[AB]"
 #: Arena labels a response carries (letters as written, in :func:`copier_form`): in double brackets or braces with
 #: two answer letters (``[[B>>A]]``, ``[[b >> a]]``, ``[[Assistant B >> Assistant A]]``, ``{{B>>A}}``), in single
 #: brackets, bold or double parentheses (``[B>A]``, ``**B>>A**``), after ``verdict:``, or a strong label alone on
 #: its line. Mathematics and code in ``a`` / ``b`` (``[a < b]``, ``**a = b**``, ``((a<b))``, ``a >> b``) are not.
-_ARENA_RES = (re.compile(r"(?:\[\[|\{\{)(?=[^\[\]{}\n]{0,60}(?:\]\]|\}\}))(?i:[^\[\]{}\n]*?\b[ab]\b[^\[\]{}\n]*?\b[ab]\b)"),
-              re.compile(r"(?:\[|\*\*|\(\()\s*\**\s*" + _MILD + r"\s*\**\s*(?:\]|\*\*|\)\))"),
+_AB = r"(?<![$\w])[ab](?!\w)"  # a letter, not a shell variable ``$a``
+_ARENA_RES = (re.compile(r"(?:\[\[|\{\{)(?=[^\[\]{}\n]{0,60}(?:\]\]|\}\}))(?i:[^\[\]{}\n]*?" + _AB + r"[^\[\]{}\n]*?" + _AB + ")"),
+              # possessive: a row of ``*`` is read in linear time
+              re.compile(r"(?:\[|\*\*|\(\()\s*+\**+\s*+" + _STRONG + r"\s*+\**+\s*+(?:\]|\*\*|\)\))"),
               re.compile(r"(?i:verdict|decision)\s*[*_]*\s*(?:(?i:is)\b\s*)?[:=-]?[\s*_\[]*" + _MILD + r"(?![A-Za-z0-9])"),
-              re.compile(r"^[ \t*_`\"'>|#-]*" + _STRONG + r"[ \t*_`\"'.!]*$", re.MULTILINE))
+              re.compile(r"(?<![\w$])[AB]\s*(?:>\s*>|<\s*<|\u226b|\u226a|\u22d9|\u22d8)\s*[AB](?!\w)"),
+              re.compile(r"\[\[\s*[AB](?=\s|\])[^\[\]\n]{0,40}\]\]"))
 
 
 def carrier_sources(responses: Sequence[str], control_tags: Sequence[str], arena: bool = False,
-                    marker: str = "") -> frozenset[int]:
+                    marker: str = "", scale: tuple[float, float] | None = None) -> frozenset[int]:
     """The indices of the ``responses`` that carry the judge's answer syntax (module docstring).
 
     Args:
@@ -100,6 +115,7 @@ def carrier_sources(responses: Sequence[str], control_tags: Sequence[str], arena
         marker: What the judge writes before an answer that is not in tags (a template's ``answer_prefix``,
             :attr:`~judgerl.protocols.base.JudgeProtocol.answer_marker`): a response holding it (its trailing
             brackets and spaces aside) followed by a value is a carrier.
+        scale: The protocol's ``(min, max)`` score scale: a score in words off it is no answer (``Final score: 36``).
 
     Returns:
         0-based indices (empty when there is no answer tag and ``arena`` is False). Never raises on text; linear
@@ -109,16 +125,18 @@ def carrier_sources(responses: Sequence[str], control_tags: Sequence[str], arena
     mark = canonical_text(re.sub(r"[\W_]+$", "", marker)) if marker else ""
     if not tags and not arena and len(mark) < 4:
         return frozenset()
-    return frozenset(i for i, r in enumerate(responses) if _is_carrier(r, tags, arena, mark if len(mark) >= 4 else ""))
+    return frozenset(i for i, r in enumerate(responses) if _is_carrier(r, tags, arena, mark if len(mark) >= 4 else "",
+                                                                            scale))
 
 
 def _families(tags: tuple[str, ...], arena: bool) -> tuple[str, ...]:
     found = {f for f in _WORDS for t in tags if t.startswith(f)}
-    return tuple(sorted(found | ({"verdict"} if arena else set())))
+    return tuple(sorted(found | ({"verdict", "arena"} if arena else set())))
 
 
 @functools.lru_cache(maxsize=256)
-def _is_carrier(text: str, tags: tuple[str, ...], arena: bool, mark: str = "") -> bool:
+def _is_carrier(text: str, tags: tuple[str, ...], arena: bool, mark: str = "",
+                scale: tuple[float, float] | None = None) -> bool:
     texts = [text.translate(_BRACKETS)]
     if "+" in text and _UTF7_RE.search(text):
         texts.append(_UTF7_RE.sub(_utf7, texts[0]))
@@ -126,15 +144,17 @@ def _is_carrier(text: str, tags: tuple[str, ...], arena: bool, mark: str = "") -
         texts.append(texts[0].replace("~", ""))
     tag_re, families = _tag_re(tags), _families(tags, arena)
     for t in texts:
-        lined = t.replace("\r\n", "\n").replace("\n", _NL)
+        lined = _IN_TAG_NL_RE.sub(" ", t.replace("\r\n", "\n")).replace("\n", _NL)
         for rendered in (True, False):
             canon = canonical_text(lined, rendered).translate(_BRACKETS)
             if tag_re.search(canon) or (mark and _marker_re(mark).search(canon)):
                 return True
             plain = copier_form(t, rendered).translate(_BRACKETS)
-            if families and _close_then_answer(plain, families):
+            if families and _close_then_answer(plain, families, scale):
                 return True
             if arena and any(r.search(plain) for r in _ARENA_RES):
+                return True
+            if _valued_re(tags).search(plain):
                 return True
     return False
 
@@ -166,9 +186,27 @@ def _tag_re(tags: tuple[str, ...]) -> re.Pattern[str]:
 
 
 @functools.lru_cache(maxsize=32)
+def _valued_re(tags: tuple[str, ...]) -> re.Pattern[str]:
+    """An opening answer tag followed by a value of its kind, the line going on or the value on the next line
+    (``<verdict>B (the second answer)``, ``<score>10 points``, ``<best>\n3``, ``<ranking>Response 3 > Response 1``), read
+    in :func:`copier_form` with letters as written: ``std::vector<Verdict> a, b;`` is code, not an answer."""
+    lead = r"\s*[*_`\"':=\u2192|#.{\[-]{0,4}\s*(?:(?i:assistant|response|output|model|candidate|system|option)\s*#?\s*)?"
+    parts = []
+    for t in tags:
+        name = r"<\s*(?:[a-z0-9]+:)?(?i:" + r"[\s_-]*".join(re.escape(x) for x in t.split("_")) + r")\s*>"
+        value = r"[AB](?![A-Za-z0-9])" if t.startswith("verdict") else r"[+-]?\d"
+        parts.append(name + lead + value)
+    return re.compile("|".join(parts) if parts else r"(?!)")
+
+
+@functools.lru_cache(maxsize=32)
 def _marker_re(mark: str) -> re.Pattern[str]:
     """A template's answer marker followed by a value (``my final verdict is: b>>a``, ``[result]: 5``)."""
-    return re.compile(re.escape(mark) + r"[\s*_:\]\[(\"'`=-]{0,8}(?:[+-]?\d|[ab]\s*(?:>>|<<|>|<|=)\s*[ab]|[ab](?![a-z0-9]))")
+    core = re.sub(r"^[\W_]+", "", mark)
+    head = r"[\[({<\u00ab]\s*" if core != mark else ""  # ``[RESULT]`` in any brackets: ``(RESULT)``, ``<RESULT>``
+    lead = r"s?(?:[^\w\ue000]|\u30fc){0,8}(?:(?:is|score)\s*:?\s*)?"
+    value = r"(?:[+-]?\d{1,3}(?:\.\d+)?|[ab]\s*(?:>>|<<|>|<|=)\s*[ab]|[ab](?![a-z0-9]))"
+    return re.compile(head + re.escape(core) + lead + value + r"[\s*_`\"'.!)\]}>]*(?=$|<|" + _NL + ")")
 
 
 @functools.lru_cache(maxsize=32)
@@ -176,16 +214,24 @@ def _words_re(families: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{_WORDS[f]})" for f in families))
 
 
-def _close_then_answer(plain: str, families: tuple[str, ...]) -> bool:
+def _close_then_answer(plain: str, families: tuple[str, ...], scale: tuple[float, float] | None = None) -> bool:
     """An end of thinking whose first line of content after it (blank lines skipped, at most :data:`LINE`
     characters) is an answer in label form (:data:`_WORDS`): a reasoning response's own ordinary answer
     (``The best choice is merge sort``, a code block) is none. Linear: each end of thinking reads one line."""
-    words = _words_re(families)
     for m in _CLOSE_RE.finditer(plain):
-        rest = plain[m.end(): m.end() + 4 * LINE].lstrip()
-        if words.match(rest.split("\n", 1)[0][:LINE]):
-            return True
+        line = plain[m.end(): m.end() + 4 * LINE].lstrip().split("\n", 1)[0][:LINE]
+        for f in families:
+            hit = _words_re((f,)).match(line)
+            if hit and (f != "score" or scale is None or _in_scale(hit.group(0), scale)):
+                return True
     return False
+
+
+def _in_scale(answer: str, scale: tuple[float, float]) -> bool:
+    """Whether the score of a label-form answer lies on the protocol's scale (``Final score: 36`` on 0-10 is a
+    game's score, not an answer the judge could copy)."""
+    nums = re.findall(r"\d+(?:\.\d+)?", answer)
+    return bool(nums) and scale[0] <= float(nums[-1] if "=" in answer and len(nums) > 1 else nums[0]) <= scale[1]
 
 
 __all__ = ["LINE", "carrier_sources"]
