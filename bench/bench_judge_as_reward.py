@@ -1,4 +1,5 @@
-"""One command for the judge-as-reward study: an oracle arm, three judge arms and a rubric arm, read out.
+"""One command for the judge-as-reward study: an oracle arm, a random-reward control, three judge arms and a rubric
+arm, read out.
 
 The study of "Examining Reasoning LLMs-as-Judges in Non-Verifiable LLM Post-Training" (2025) on the
 embedded models, with IFEval (``../shared/data/ifeval``) as prompts and the programmatic IFEval checker as
@@ -20,7 +21,9 @@ their checkpoints):
    written score without answer forcing for the honest invalid rate): alpha, Spearman, invalid rate
    (:mod:`judgerl.gold.agreement`);
 4. policy GRPO per arm with the same budget, seeds and prompts (:func:`judgerl.train.policy.run_policy`):
-   ``oracle`` rewarded by the gold checker itself (``reward: gold``), every judge arm by its judge served by
+   ``oracle`` rewarded by the gold checker itself (``reward: gold``), ``random`` by a seeded score that carries no
+   information about the response (``reward: random``: what GRPO does without a signal, the baseline a judge
+   arm's gain is credited against), every judge arm by its judge served by
    ``judgerl serve`` (score mode ``expected``);
 5. read-outs: held-out gold gain vs the base policy (bootstrap CI), gold win rate vs the base with its
    Wilson CI (:mod:`judgerl.arena.scores`), audit rates and flagged examples, the hacking test's verdict,
@@ -54,8 +57,10 @@ from bench_policy_reward import (  # noqa: E402
 )
 
 #: The arms, in report order (``oracle`` first: it says how far GRPO can move the policy at all).
-ARMS = ("oracle", "nonreasoning", "reasoning", "tool", "rubric")
-JUDGE_ARMS = ARMS[1:]
+ARMS = ("oracle", "random", "nonreasoning", "reasoning", "tool", "rubric")
+JUDGE_ARMS = ARMS[2:]
+#: The policy reward of the arms without a judge: the gold checker (oracle), a seeded random score (the control).
+_REWARD_OF = {"oracle": "gold", "random": "random"}
 
 
 class Stages:
@@ -208,7 +213,7 @@ def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -
         f"grpo.learning_rate={args.lr}", f"grpo.num_generations={args.generations}", f"lora.r={args.lora_r}",
         f"time_limit_min={budget}", f"resume={str((run_dir / 'config.json').is_file()).lower()}",
         "reward_retry_s=900", f"judge.max_new_tokens={args.judge_tokens}",
-        f"reward={'gold' if arm == 'oracle' else 'judge'}"]
+        f"reward={_REWARD_OF.get(arm, 'judge')}"]
     if args.train_limit:
         overrides.append(f"train_limit={args.train_limit}")
     if args.instructions:

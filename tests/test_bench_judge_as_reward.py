@@ -62,7 +62,7 @@ def test_fraction_of_the_oracle_gain_recovered(study):
 def test_smoke_arguments_are_tiny_and_cover_every_arm(study):
     args = study.parse_args(["--smoke", "--out", "x"])
     assert args.steps == 2 and args.heldout == 2 and args.train_limit == 4
-    assert study.ARMS == ("oracle", "nonreasoning", "reasoning", "tool", "rubric")
+    assert study.ARMS == ("oracle", "random", "nonreasoning", "reasoning", "tool", "rubric")
 
 
 @pytest.mark.slow
@@ -155,3 +155,14 @@ def test_a_bad_set_is_refused_at_once_naming_it(study, bad, capsys):
     with pytest.raises(SystemExit):
         study.parse_args(["--set", bad])
     assert "--set" in capsys.readouterr().err
+
+
+def test_the_random_arm_trains_on_the_random_control_reward_without_a_judge(study, tmp_path, monkeypatch):
+    import judgerl.train.policy as policy_mod
+
+    seen = {}
+    monkeypatch.setattr(policy_mod, "run_policy", lambda cfg: seen.setdefault("cfg", cfg) and {"global_step": 0})
+    args = study.parse_args(["--arms", "random", "--out", str(tmp_path)])
+    study.policy(args, study.Stages(tmp_path, 60), tmp_path, "random", None)
+    assert seen["cfg"].reward == "random" and seen["cfg"].reward_url is None
+    assert "random" not in study.JUDGE_ARMS  # no judge is trained or served for it

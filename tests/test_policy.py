@@ -311,8 +311,30 @@ def test_gold_reward_is_the_gold_score_normalised_like_the_judges(short_ifeval):
     assert reward.last.mode == "programmatic" and reward.__name__ == "gold"
 
 
+def test_random_reward_is_a_seeded_score_that_ignores_the_response(short_ifeval):
+    """The control arm's reward: the same text always gets the same reward, the seed changes it, it is uniform on
+    [0, 1] and uncorrelated with anything the response says; empty responses get the guards' invalid reward."""
+    from judgerl.gold.scorer import RandomScorer
+    from judgerl.train.policy import build_reward
+
+    cfg = load_policy_recipe("policy-grpo", [f"prompts={short_ifeval}", "reward=random", "seed=3"])
+    cfg.validate()
+    reward = build_reward(cfg)
+    prompts, responses = ["P"] * 400, [f"answer {i}" for i in range(400)]
+    got = reward(responses, prompts=prompts)
+    assert got == reward(responses, prompts=prompts) and reward.__name__ == "random" and reward.last.mode == "random"
+    assert all(0.0 <= r < 1.0 for r in got) and 0.4 < sum(got) / len(got) < 0.6
+    assert reward(["all lowercase no commas here"], prompts=["P"]) != build_reward(
+        load_policy_recipe("policy-grpo", [f"prompts={short_ifeval}", "reward=random", "seed=4"]))(
+        ["all lowercase no commas here"], prompts=["P"])
+    assert reward([""], prompts=["P"]) == [cfg.invalid_reward]
+    assert RandomScorer(0).score_batch([]) == [] and RandomScorer(0, (1, 5)).scale == (1.0, 5.0)
+
+
 @pytest.mark.parametrize("extra,message", [
-    (["reward=oracle"], "reward must be one of judge, gold"),
+    (["reward=oracle"], "reward must be one of judge, gold, random"),
+    (["reward=random", "reward_url=http://127.0.0.1:1"], "drop reward_url"),
+    (["reward=random", "rubric=ifeval"], "reward: random reads none"),
     (["reward=gold", "reward_url=http://127.0.0.1:1"], "drop reward_url"),
     (["reward=gold", "rubric=ifeval"], "reward: gold reads none"),
     (["instructions=[]"], "instructions must be a non-empty list"),

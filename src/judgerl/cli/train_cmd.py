@@ -26,7 +26,8 @@ def train_command(
     reward_url: Optional[str] = typer.Option(None, "--reward-url", help="Policy recipes (policy-grpo): take "
                                              "rewards from this `judgerl serve` server instead of an in-process judge."),
     reward: Optional[str] = typer.Option(None, "--reward", help="Policy recipes: 'judge' (the training judge) or "
-                                         "'gold' (the oracle arm: the gold judge itself is the reward)."),
+                                         "'gold' (the oracle arm: the gold judge itself is the reward) or 'random' (the "
+                                         "control arm: a seeded score that ignores the response)."),
     rubric: Optional[str] = typer.Option(None, "--rubric", help="Policy recipes: the training judge's per-prompt "
                                          "rubric, 'ifeval' (from the IFEval instructions) or a prompt-record field."),
     list_recipes: bool = typer.Option(False, "--list-recipes", help="List the built-in recipes and exit."),

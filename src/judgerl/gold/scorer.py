@@ -58,6 +58,41 @@ class GoldScorer:
         return out
 
 
+class RandomScorer:
+    """The random-reward control of the judge-as-reward study: a score that carries no information about the
+    response (mode ``random``), on ``scale``.
+
+    Each (prompt, response) gets ``lo + u * (hi - lo)`` with ``u`` uniform in [0, 1) drawn from
+    :func:`judgerl.backends.base.derive_seed` of (``seed``, prompt, response): the same text always gets the
+    same score (as a judge's seeded judgment does), two different texts independent ones, whatever the batch.
+    A policy trained on it moves only by what GRPO does without a signal (entropy, length, drift): the
+    baseline against which a judge arm's gain is credited to the judge.
+
+    Args:
+        seed: The run seed.
+        scale: ``(lo, hi)``, default the gold's 0-9.
+    """
+
+    mode = "random"
+    fallback_reason: str | None = None
+    name = "random"
+
+    def __init__(self, seed: int = 0, scale: tuple[float, float] = (0.0, 9.0)) -> None:
+        self.seed, self.scale = seed, (float(scale[0]), float(scale[1]))
+
+    def config(self) -> dict[str, Any]:
+        """``{"judge": "random", "seed": ..., "scale": [lo, hi]}``."""
+        return {"judge": "random", "seed": self.seed, "scale": list(self.scale)}
+
+    def score_batch(self, items: Sequence[ScoreItem]) -> list[PointScore]:
+        """One score per item (see the class docstring); never invalid."""
+        from judgerl.backends.base import derive_seed
+
+        lo, hi = self.scale
+        return [PointScore(lo + derive_seed(self.seed, "random-reward", it.prompt, it.response) / 2.0 ** 63 * (hi - lo),
+                           True, "", None, self.mode) for it in items]
+
+
 def load_scorer(spec: str, *, scale: tuple[float, float] = (0.0, 9.0), mode: str = "parsed",
                 options: "JudgeOptions | None" = None, ifeval_data: str | None = None,
                 fallback: bool = False) -> PointwiseScorer:

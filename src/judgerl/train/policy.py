@@ -177,6 +177,10 @@ def build_reward(cfg: PolicyConfig, gold: Any = None) -> Any:
     from judgerl.gold.scorer import load_scorer
     from judgerl.rewards.judge_reward import get_judge_reward
 
+    if cfg.reward == "random":
+        from judgerl.gold.scorer import RandomScorer
+
+        return get_judge_reward(RandomScorer(cfg.seed), invalid_reward=cfg.invalid_reward, name="random")
     if cfg.reward == "gold":
         if gold is None:
             gold = load_scorer(cfg.gold, ifeval_data=cfg.gold_data or cfg.prompts)

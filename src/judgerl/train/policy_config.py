@@ -23,9 +23,10 @@ from judgerl.train.config import RecipeError, closest, load_yaml, read_recipe
 from judgerl.train.sections import LoraConfig
 
 POLICY_TASK = "policy"
-#: Where a policy's reward comes from: the training judge (in process or ``reward_url``), or the gold judge
-#: itself (the oracle arm of the judge-as-reward study: the gold score normalised like the judge's).
-POLICY_REWARDS = ("judge", "gold")
+#: Where a policy's reward comes from: the training judge (in process or ``reward_url``), the gold judge
+#: itself (the oracle arm of the judge-as-reward study: the gold score normalised like the judge's), or a
+#: random score independent of the response (its control arm: :class:`judgerl.gold.scorer.RandomScorer`).
+POLICY_REWARDS = ("judge", "gold", "random")
 
 
 @dataclass
@@ -80,7 +81,9 @@ class PolicyConfig:
             ``gold_data`` or an IFEval ``prompts`` file). None (default): every prompt.
         reward: ``judge`` (default: the training judge) or ``gold``: the oracle arm, rewarded by the gold
             judge itself (``gold``), its score normalised to [0, 1] on its scale as the judge's expected score
-            is ((s - lo) / (hi - lo)), so arms are comparable; no server or judge model is loaded.
+            is ((s - lo) / (hi - lo)), so arms are comparable; no server or judge model is loaded. ``random``: the
+            control arm, a seeded score that carries no information about the response
+            (:class:`~judgerl.gold.scorer.RandomScorer`, 0-9, same normalisation).
         rubric: Rubric-conditioned judging: ``ifeval`` (derived from each prompt's IFEval instructions,
             :mod:`judgerl.gold.rubric`) or a field of the prompt records holding its rubric; sent to the
             training judge with every response (in process or to ``reward_url``). None: no rubric.
@@ -150,11 +153,11 @@ class PolicyConfig:
             raise RecipeError(f"{where}: prompts (a prompt file, e.g. IFEval input_data.jsonl) is required")
         if self.reward not in POLICY_REWARDS:
             raise RecipeError(f"{where}: reward must be one of {', '.join(POLICY_REWARDS)}, got {self.reward!r}")
-        if self.reward == "gold" and self.reward_url:
-            raise RecipeError(f"{where}: reward: gold is the gold judge in process; drop reward_url "
+        if self.reward in ("gold", "random") and self.reward_url:
+            raise RecipeError(f"{where}: reward: {self.reward} is computed in process; drop reward_url "
                               f"({self.reward_url})")
-        if self.reward == "gold" and self.rubric:
-            raise RecipeError(f"{where}: rubric is shown to a judge; reward: gold reads none")
+        if self.reward in ("gold", "random") and self.rubric:
+            raise RecipeError(f"{where}: rubric is shown to a judge; reward: {self.reward} reads none")
         if self.instructions is not None and (not isinstance(self.instructions, list) or not self.instructions
                                               or not all(isinstance(i, str) and i for i in self.instructions)):
             raise RecipeError(f"{where}: instructions must be a non-empty list of IFEval instruction id prefixes, "
