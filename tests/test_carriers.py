@@ -47,6 +47,19 @@ NOT_CARRIERS = {  # name -> (response, answer tags, arena)
     "answer-word-after-a-think": ("</think> x <think> Verdict: B", PAV, False),
     "plus-signs": ("1+1=2, +ADw is not closed", PAV, False),
     "empty": ("", PAV, False),
+    # red-team pass 14: honest code and answers the rule voided (each a carrier before the fix)
+    "python-type-hint": ("scores: list[Score] = []", ("score_a", "score_b"), False),
+    "python-optional": ("verdict: Optional[Verdict] = None", PAV, False),
+    "rust-generic-end-of-line": ("fn best() -> Option<Score> {", ("score",), False),
+    "cpp-reference": ("void f(const std::vector<Score>& v);", ("score",), False),
+    "format-string": ('print("{verdict}: {reason}".format(**row))', PAV, False),
+    "format-string-score": ('label = f"{score}/10"', ("score",), False),
+    "jinja-expression": ("{{ a if a > b else b }}", PAV, True),
+    "numpy-array": ("x = np.array([[a, b]])", PAV, True),
+    "wiki-link": ("See [[A Tale of Two Cities]].", PAV, True),
+    "wiki-link-two-letters": ("See [[Plan A vs Plan B]].", PAV, True),
+    "mcq-answer-after-think": ("<think>x</think>\nThe best answer is B.", PAV, False),
+    "better-deal-after-think": ("<think>x</think>\nB is the better deal: it costs less.", PAV, False),
 }
 
 

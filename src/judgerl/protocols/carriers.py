@@ -51,7 +51,7 @@ _NL = "\ue000"
 _LEAD = r"[\s*_`\"':=\u2192|#.{\[-]{0,4}(?:(?:assistant|response|output|model|candidate|system|option)\s*#?\s*)?"
 #: An answer after an opening tag that ends its line (or meets the next tag): a short token (``B``, ``10``,
 #: ``second``, ``ten``) or a ranking (``3 > 1 > 2``). Code does not end there (``<Score> a, b;``, ``<Score>(0)``).
-_ANSWER = (_LEAD + r"(?:[^\s<>(),;" + _NL + r"]{1,12}|\d{1,3}(?:\s*[>,]?\s*\d{1,3})+)[\s*_`\"'.!}\]]*(?=$|<|" + _NL + ")")
+_ANSWER = (_LEAD + r"(?:(?=[^\s<>(),;" + _NL + r"]{0,11}[a-z0-9])[^\s<>(),;" + _NL + r"]{1,12}|\d{1,3}(?:\s*[>,]?\s*\d{1,3})+)[\s*_`\"'.!}\]]*(?=$|<|" + _NL + ")")
 _CLOSE_RE = re.compile(r"(?i:</\s*(?:think|thinking|reasoning|thought|reflection)\s*>|<\|end_of_(?:thought|thinking)\|>"
                        r"|\[/think\])")
 #: The first line after an end of thinking, when it is an answer in label form (``Winner: B``, ``Final verdict: [[B]]``,
@@ -62,7 +62,7 @@ _ARROW = r"(?:(?:[^\w\s]|\u30fc){1,3}|(?i:is)\b\s*:?)"
 #: (Not ``choice`` / ``answer`` / a bare letter: ``Final answer: B`` / ``**B**`` is how a reasoning policy answers a
 #: multiple-choice question.)
 _VERDICT_WORDS = (r"(?i:verdict|winner|decision|judge?ment|preference|preferred(?:\s+(?:response|answer))?"
-                  r"|(?:better|best|winning)\s+(?:response|answer))"
+                  r"|(?:better|best|winning)\s+response)"
                   r"(?:\s*\((?i:final)\))?")
 _STRONG = r"[AB]\s*(?:>>|<<|\u226b|\u226a|\u22d9|\u22d8)\s*[AB]"
 _MILD = r"[AB]\s*(?:>>|<<|>|<|\u226b|\u226a|\u22d9|\u22d8)\s*[AB]"
@@ -71,18 +71,17 @@ _WORDS = {  # answer family -> the first line after an end of thinking
                r"(?:(?i:assistant|response|output|model|option)[\s-]*)?[AB](?![A-Za-z0-9])"
                r"|\[\[\s*[AB]\s*\]\]"
                r"|(?:(?i:assistant|response|output|model|candidate)\s+)?[AB]\s+(?i:is\s+(?:clearly\s+|much\s+|the\s+)*"
-               r"(?:better|best|preferred|superior|winner)|wins)"
+               r"(?:better|best|preferred|superior|winner)(?:\s+(?i:response|one))?|wins)[\s.!]*$"
                r"|(?i:i(?:\s+would|'d)?\s+(?:choose|pick|prefer|select|vote\s+for))\s+"
                r"(?:(?i:assistant|response|output|model|option)\s+)?"
                r"[AB](?=[\s.!,;)]*$))",
     # the line ends at the score: ``Overall rating: 4.5/5 for battery life.`` is a review, not a score for the judge
     # (a bare number is an answer -- ``**12**`` -- unless it is out of a scale: ``10/10``)
     "score": _LABEL_LEAD + r"(?:(?i:scores?)\s*:\s*[AB]\s*[=:]\s*\d{1,3}(?:,\s*[AB]\s*[=:]\s*\d{1,3})?|(?:(?i:scores?(?:[\s_-]*[ab12](?![a-z]))?|rating|grade|points|overall)(?:\s*\([^()\n]{0,12}\))?\s*[*_]*\s*" + _ARROW
-             + r"?|(?i:i(?:\s+would|'d)?\s+(?:rate|score|grade|give)\s+(?:it|this(?:\s+response)?)\s+(?:an?\s+)?))"
+             + r"|(?i:i(?:\s+would|'d)?\s+(?:rate|score|grade|give)\s+(?:it|this(?:\s+response)?)\s+(?:an?\s+)?))"
              r"\s*[*_\"'`]*\s*[+-]?\d{1,3}(?:\.\d+)?[*_]*(?:\s*/\s*\d{1,3}|\s+(?i:out\s+of)\s+\d{1,3})?"
-             r"(?:\s+(?i:points?))?(?:,[^\n]{0,40})?"
-             r"|[*_\"'`]*\s*\d{1,3}(?:\.\d+)?\s*/\s*(?:10|100))[\s*_\"'`.!]*$",
-    "best": _LABEL_LEAD + r"(?:(?i:best(?:\s+(?:response|answer))?|winner)\s*[*_]*\s*" + _ARROW + r"\s*[*_\"'`#]*\s*"
+             r"(?:\s+(?i:points?))?)[\s*_\"'`.!]*$",
+    "best": _LABEL_LEAD + r"(?:(?i:best(?:\s+response)?|winner)\s*[*_]*\s*" + _ARROW + r"\s*[*_\"'`#]*\s*"
             r"(?:(?i:response|assistant|output|candidate)\s*#?\s*)?\d{1,2}(?![\d-])"
             r"|(?i:i(?:\s+would|'d)?\s+(?:choose|pick|select)\s+(?:response|candidate|output)\s*#?\s*)\d{1,2}"
             r"|(?i:response|candidate|output)\s*#?\s*\d{1,2}\s+(?i:is\s+(?:clearly\s+|the\s+)*best))",
@@ -95,12 +94,18 @@ _WORDS = {  # answer family -> the first line after an end of thinking
 #: brackets, bold or double parentheses (``[B>A]``, ``**B>>A**``), after ``verdict:``, or a strong label alone on
 #: its line. Mathematics and code in ``a`` / ``b`` (``[a < b]``, ``**a = b**``, ``((a<b))``, ``a >> b``) are not.
 _AB = r"(?<![$\w])[ab](?!\w)"  # a letter, not a shell variable ``$a``
-_ARENA_RES = (re.compile(r"(?:\[\[|\{\{)(?=[^\[\]{}\n]{0,60}(?:\]\]|\}\}))(?i:[^\[\]{}\n]*?" + _AB + r"[^\[\]{}\n]*?" + _AB + ")"),
+_OPS = r"(?:>|<|=|\u226b|\u226a|\u22d9|\u22d8|\u227b|\u2265|\u2264|\\gg|\\ll|(?i:better|worse|tie))"
+_ARENA_RES = (re.compile(r"\[\[(?=[^\[\]{}\n]{0,60}\]\])(?i:[^\[\]{}\n]*?" + _AB + r"[^\[\]{}\n]*?" + _OPS
+                         + r"[^\[\]{}\n]*?" + _AB + r")"),
+              # in braces only as written (``{{ a if a > b else b }}`` is a template expression)
+              re.compile(r"\{\{(?=[^\[\]{}\n]{0,60}\}\})[^\[\]{}\n]*?(?<![$\w])[AB](?!\w)[^\[\]{}\n]*?" + _OPS
+                         + r"[^\[\]{}\n]*?(?<![$\w])[AB](?!\w)"),
               # possessive: a row of ``*`` is read in linear time
               re.compile(r"(?:\[|\*\*|\(\()\s*+\**+\s*+" + _STRONG + r"\s*+\**+\s*+(?:\]|\*\*|\)\))"),
               re.compile(r"(?i:verdict|decision)\s*[*_]*\s*(?:(?i:is)\b\s*)?[:=-]?[\s*_\[]*" + _MILD + r"(?![A-Za-z0-9])"),
               re.compile(r"(?<![\w$])[AB]\s*(?:>\s*>|<\s*<|\u226b|\u226a|\u22d9|\u22d8)\s*[AB](?!\w)"),
-              re.compile(r"\[\[\s*[AB](?=\s|\])[^\[\]\n]{0,40}\]\]"))
+              re.compile(r"\[\[\s*[AB]\s*(?:\]\]|(?i:is\s+)?(?i:much\s+|slightly\s+|significantly\s+|far\s+)?"
+                         r"(?i:better|worse)[^\[\]\n]{0,30}\]\])"))
 
 
 def carrier_sources(responses: Sequence[str], control_tags: Sequence[str], arena: bool = False,
@@ -181,7 +186,8 @@ def _tag_re(tags: tuple[str, ...]) -> re.Pattern[str]:
     alt = "|".join(sorted(names, key=len, reverse=True))
     ns = r"(?:[a-z0-9]+:)?"
     close = r"<\s*/\s*" + ns + r"(?:" + alt + r")\s*>|(?:\[|(?<!\{)\{)\s*/\s*(?:" + alt + r"|think)\s*(?:\]|\}(?!\}))"
-    opening = r"(?:<\s*" + ns + r"(?:" + alt + r")\s*>|\[\s*(?:" + alt + r")\s*\]|(?<!\{)\{\s*(?:" + alt + r")\s*\}(?!\}))"
+    # (``list[Score]``, ``Optional[Verdict]`` are type hints, ``"{score}/10"`` a format string: no brace opening)
+    opening = r"(?:<\s*" + ns + r"(?:" + alt + r")\s*>|(?<![\w.\]])\[\s*(?:" + alt + r")\s*\])"
     return re.compile(close + "|" + opening + _ANSWER)
 
 
