@@ -19,7 +19,6 @@ No crash or slow read was found (78 reads of ~100 KB adversarial texts, each und
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -27,19 +26,7 @@ from judgerl.judge.decision import read_decision
 from judgerl.protocols import get_protocol
 from judgerl.rewards import get_format_reward, get_verdict_reward
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "examples" / "templates"
-
-
-def _proto(name):
-    if name == "best":
-        return get_protocol("listwise")
-    if name == "rank":
-        return get_protocol("listwise", mode="rank")
-    if name == "arena-hard":
-        return get_protocol("template", path=TEMPLATES / "arena-hard.yaml")
-    if name == "prometheus":
-        return get_protocol("template", path=TEMPLATES / "prometheus-absolute.md")
-    return get_protocol(name)
+from support.dressed_copies import protocol_by_name as _proto  # noqa: E402
 
 
 PAV_B = "<think>B is better.</think>\n<verdict>B</verdict>"

@@ -23,7 +23,6 @@ answers a multiple-choice question), a tag name that is not the judge's (``<B_sc
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
@@ -31,19 +30,7 @@ from judgerl.judge.decision import read_decision
 from judgerl.protocols import get_protocol
 from judgerl.rewards import get_format_reward, get_regression_reward, get_verdict_reward
 
-TEMPLATES = str(Path(__file__).resolve().parents[1] / "examples" / "templates")
-
-
-def _proto(name):
-    if name == "best":
-        return get_protocol("listwise")
-    if name == "rank":
-        return get_protocol("listwise", mode="rank")
-    if name == "arena-hard":
-        return get_protocol("template", path=f"{TEMPLATES}/arena-hard.yaml")
-    if name == "prometheus":
-        return get_protocol("template", path=f"{TEMPLATES}/prometheus-absolute.md")
-    return get_protocol(name)
+from support.dressed_copies import protocol_by_name as _proto  # noqa: E402
 
 
 # ---- (a) the injector WINS: a carrier of (a trivially re-dressed) answer syntax gets its injected outcome ---------

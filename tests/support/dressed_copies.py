@@ -8,6 +8,7 @@ responses and the judge's output for one protocol, dress and position; the rows 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Callable
 
 from judgerl.protocols import get_protocol
@@ -47,6 +48,24 @@ PROTOCOLS = {
     "rank": (lambda: get_protocol("listwise", mode="rank"), 3, "<ranking>3 > 1 > 2</ranking>",
              "<ranking>1 > 2 > 3</ranking>"),
 }
+#: The example templates the red-team rows judge with (``arena-hard``, ``prometheus``).
+TEMPLATES = Path(__file__).resolve().parents[2] / "examples" / "templates"
+
+
+def protocol_by_name(name: str) -> JudgeProtocol:
+    """A protocol by the short name the red-team rows use: a registered protocol name, ``best`` / ``rank``
+    (listwise modes), ``arena-hard`` / ``prometheus`` (the example templates)."""
+    if name == "best":
+        return get_protocol("listwise")
+    if name == "rank":
+        return get_protocol("listwise", mode="rank")
+    if name == "arena-hard":
+        return get_protocol("template", path=TEMPLATES / "arena-hard.yaml")
+    if name == "prometheus":
+        return get_protocol("template", path=TEMPLATES / "prometheus-absolute.md")
+    return get_protocol(name)
+
+
 #: Where the judge's clean copy stands: after its own answer, as its whole answer, or after its own ``</think>``.
 POSITIONS = ("quote-after-own-answer", "quote-only", "own-close-then-quote")
 
