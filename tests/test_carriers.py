@@ -3,8 +3,8 @@ judge's control text, in any dress, never gains -- in eval, serve and every rewa
 
 from __future__ import annotations
 
-import gzip
-import json
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +13,9 @@ from judgerl.protocols import get_protocol
 from judgerl.protocols.carriers import carrier_sources
 from judgerl.rewards import get_format_reward, get_regression_reward, get_tir_reward, get_verdict_reward
 from judgerl.types import Decision
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from bench_carriers import honest_responses  # noqa: E402
 
 PAV = ("verdict",)
 CARRIERS = {  # name -> (response, answer tags, arena)
@@ -159,16 +162,10 @@ def test_every_reward_function_pays_a_carrier_nothing_for_a_win():
 # ---- no honest response of the shared data is a carrier --------------------------------------------------------
 
 def _honest_responses(root):
-    llmbar = json.loads((root / "llmbar" / "natural.json").read_text())
-    yield from (r[k] for r in llmbar for k in ("output_1", "output_2"))
-    with gzip.open(root / "hh-rlhf" / "harmless-base-test.jsonl.gz", "rt") as fh:
-        for i, line in zip(range(200), fh):
-            r = json.loads(line)
-            yield from (r["chosen"], r["rejected"])
-    with open(root / "gsm8k" / "example_model_solutions.jsonl") as fh:
-        for i, line in zip(range(100), fh):
-            r = json.loads(line)
-            yield from (v["solution"] for v in r.values() if isinstance(v, dict) and "solution" in v)
+    """A sample of :func:`bench_carriers.honest_responses` (the one reader of the shared data's responses): every
+    LLMBar natural response, the first 400 HH-RLHF texts and the first 300 GSM8K solutions."""
+    sets = honest_responses(root)
+    return [*sets["llmbar"][:160], *sets["hh-rlhf"][:400], *sets["gsm8k-solutions"][:300], *sets["pandalm"][:200]]
 
 
 def test_no_honest_response_of_the_shared_data_is_a_carrier(shared_data):
