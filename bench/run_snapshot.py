@@ -45,7 +45,8 @@ def _kept(path: Path, rel: Path, exclude: tuple[str, ...] = ()) -> bool:
 
 
 def save(out: Path, dest: Path, exclude: tuple[str, ...] = ()) -> dict:
-    """Copy the kept files of run directory ``out`` into ``dest`` (replacing an earlier snapshot there).
+    """Copy the kept files of run directory ``out`` into ``dest`` (replacing an earlier snapshot there; a
+    hand-written ``dest/README.md`` that ``out`` lacks is kept: it describes the snapshot and its commands).
 
     Args:
         out: The run directory.
@@ -63,6 +64,8 @@ def save(out: Path, dest: Path, exclude: tuple[str, ...] = ()) -> dict:
     out = out.resolve()
     if not out.is_dir():
         raise FileNotFoundError(f"{out}: no run directory to snapshot")
+    readme = dest / "README.md"
+    kept_readme = readme.read_bytes() if readme.is_file() and not (out / "README.md").is_file() else None
     if dest.exists():
         shutil.rmtree(dest)
     n, size = 0, 0
@@ -73,6 +76,9 @@ def save(out: Path, dest: Path, exclude: tuple[str, ...] = ()) -> dict:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
             n, size = n + 1, size + path.stat().st_size
+    if kept_readme is not None:
+        dest.mkdir(parents=True, exist_ok=True)
+        readme.write_bytes(kept_readme)
     manifest = {"out": str(out), "files": n, "bytes": size}
     (dest / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest

@@ -39,6 +39,17 @@ def test_save_keeps_records_and_adapters_and_drops_what_is_rebuilt(tmp_path: Pat
     assert manifest["out"] == str(out.resolve()) and manifest["files"] == 4
 
 
+def test_a_second_save_replaces_the_snapshot_but_keeps_its_readme(tmp_path: Path) -> None:
+    out, snap = tmp_path / "run", tmp_path / "snap"
+    _run_dir(out)
+    run_snapshot.save(out, snap)
+    (snap / "README.md").write_text("# what this snapshot is, and its commands\n")
+    (snap / "stale.json").write_text("{}")  # a file of the earlier snapshot the run no longer has
+    run_snapshot.save(out, snap)
+    assert (snap / "README.md").read_text() == "# what this snapshot is, and its commands\n"
+    assert not (snap / "stale.json").exists() and (snap / "stages" / "sft_distill.json").is_file()
+
+
 def test_restore_rewrites_paths_rebuilds_merged_models_and_keeps_existing_files(tmp_path: Path) -> None:
     out, snap, new = tmp_path / "run", tmp_path / "snap", tmp_path / "elsewhere" / "run"
     _run_dir(out)
