@@ -281,6 +281,29 @@ def readout(out: Path, arm: str, seed: int) -> dict:
     }
 
 
+def paired_difference(out: Path, arm: str, other: str, seed: int) -> dict | None:
+    """The final held-out gold of ``arm`` minus that of ``other`` on the same held-out prompts (paired by prompt
+    id), with its bootstrap 95% CI (:func:`judgerl.eval.intervals.bootstrap_ci`): whether two arms are told apart,
+    e.g. a judge arm against the random-reward control.
+
+    Returns:
+        ``{"mean", "ci", "n"}`` (``n`` prompts scored in both), or None when either arm has no held-out
+        evaluation yet or no prompt is shared.
+    """
+    from judgerl.eval.intervals import bootstrap_ci
+
+    def final(a: str) -> dict:
+        files = sorted((out / f"policy-{a}" / "heldout").glob("step-*.jsonl"), key=lambda f: int(f.stem.split("-")[1]))
+        return {r["id"]: r["gold_score"] for r in read_jsonl(files[-1])} if files else {}
+
+    mine, theirs = final(arm), final(other)
+    diffs = [float(mine[i]) - float(theirs[i]) for i in sorted(mine.keys() & theirs.keys())
+             if mine[i] is not None and theirs[i] is not None]
+    if not diffs:
+        return None
+    return {"mean": sum(diffs) / len(diffs), "ci": bootstrap_ci(diffs, seed=seed), "n": len(diffs)}
+
+
 def recovered(gain: float | None, oracle_gain: float | None) -> float | None:
     """The fraction of the oracle's gold gain an arm recovers: gain / oracle gain (None when the oracle
     did not gain)."""
@@ -309,13 +332,15 @@ def report(args: Any, out: Path, stages: Stages) -> str:
              "### Static agreement with the gold (held-out records)", "",
              format_agreement(st["agreement"]) if "agreement" in st else "(not run)", "",
              "### Policy arms (held-out prompts)", "",
-             "| arm | gold base → final | gain [95% CI] | recovered | gold win rate vs base [CI] | train judge base → final "
-             "| audit any | hacking test |", "|---|---|---|---:|---|---|---:|---|"]
+             "| arm | gold base → final | gain [95% CI] | recovered | gold win rate vs base [CI] | final gold − random arm's "
+             "(paired) [CI] | train judge base → final | audit any | hacking test |", "|---|---|---|---:|---|---|---|---:|---|"]
     for a in arms:
         r = st[f"readout-{a}"]
+        vs = paired_difference(out, a, "random", args.seed) if a != "random" and "random" in arms else None
         lines.append(f"| {a} | {f(r['gold_base'])} → {f(r['gold_final'])} | {f(r['gold_gain'])} {ci(r['gold_gain_ci'])} | "
                      f"{'-' if a == 'oracle' else f(recovered(r['gold_gain'], oracle))} | {f(r['gold_win_rate'])} "
-                     f"{ci(r['gold_win_rate_ci'])} | {f(r['judge_base'])} → {f(r['judge_final'])} | "
+                     f"{ci(r['gold_win_rate_ci'])} | {f(vs and vs['mean'])} {ci(vs and vs['ci'])} | "
+                     f"{f(r['judge_base'])} → {f(r['judge_final'])} | "
                      f"{f(r['audit_rates'].get('any'))} | {r['hacking']} |")
     lines += ["", f"Curves of all arms: `{png}`.", ""]
     for a in arms:

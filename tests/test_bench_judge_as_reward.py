@@ -166,3 +166,15 @@ def test_the_random_arm_trains_on_the_random_control_reward_without_a_judge(stud
     study.policy(args, study.Stages(tmp_path, 60), tmp_path, "random", None)
     assert seen["cfg"].reward == "random" and seen["cfg"].reward_url is None
     assert "random" not in study.JUDGE_ARMS  # no judge is trained or served for it
+
+
+def test_paired_difference_compares_two_arms_final_gold_on_the_same_prompts(study, tmp_path):
+    for arm, scores in (("tool", {"1": 6, "2": 4, "3": 9, "4": None}), ("random", {"1": 2, "2": 4, "3": 3, "5": 1})):
+        d = tmp_path / f"policy-{arm}" / "heldout"
+        d.mkdir(parents=True)
+        (d / "step-0.jsonl").write_text(json.dumps({"id": "1", "gold_score": 0}) + "\n")  # not the last step: ignored
+        (d / "step-40.jsonl").write_text("".join(json.dumps({"id": i, "gold_score": g}) + "\n" for i, g in scores.items()))
+    got = study.paired_difference(tmp_path, "tool", "random", seed=0)
+    assert got["n"] == 3 and got["mean"] == pytest.approx((4 + 0 + 6) / 3)  # prompts 1-3 (4: unscored, 5: one arm)
+    assert got["ci"][0] <= got["mean"] <= got["ci"][1]
+    assert study.paired_difference(tmp_path, "tool", "oracle", seed=0) is None  # no such arm's evaluations
