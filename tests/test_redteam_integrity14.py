@@ -425,3 +425,20 @@ def test_an_honest_judgment_of_an_ordinary_response_stands(proto, text):
     responses = _honest_responses(proto, text)
     d = read_decision(_proto(proto), judge, responses, len(responses))
     assert d.valid and getattr(d, field) == want, d
+
+
+# ---- slow reads (found while pass 15 ran on this rule) ------------------------------------------------------------
+
+@pytest.mark.parametrize("proto,text", [
+    ("pos", "<score>" + "12 " * 25 + "x"),  # exponential: a row of numbers after an opening tag, split every way
+    ("pav", "</" + " " * 100_000),  # quadratic: two adjacent \s* in the end-of-thinking pattern (40 s at 25 KB)
+    ("prometheus", "[RESULT] 5" + " " * 40_000 + "x"),  # quadratic: the marker's trailing classes
+    ("pos", "<score> assistant" + " " * 50_000 + "#" + " " * 50_000),
+])
+def test_adversarial_reads_stay_linear(proto, text):
+    import time
+
+    responses = _inj_responses(proto, text)
+    t0 = time.perf_counter()
+    read_decision(_proto(proto), WIN[proto], responses, len(responses))
+    assert time.perf_counter() - t0 < 10.0  # generous for a shared CI machine; each took minutes before

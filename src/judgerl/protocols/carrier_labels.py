@@ -34,7 +34,7 @@ LINE = 120
 LINES = 3
 
 CLOSE_RE = re.compile(
-    r"(?i:<\s*/\s*(?:[a-z0-9_-]{1,20}:)?\s*(?:think(?:ing)?|reasoning|reason|thoughts?|reflection|analysis|"
+    r"(?i:<\s*+/\s*+(?:[a-z0-9_-]{1,20}:)?\s*+(?:think(?:ing)?|reasoning|reason|thoughts?|reflection|analysis|"
     r"scratch[\s_-]?pad|rationale|inner[\s_-]monologue|internal[\s_-]thoughts?|chain[\s_-]of[\s_-]thought|cot)"
     r"\s*(?:>|(?=\s|$))"
     r"|<\|[a-z0-9_ ]{1,30}\|>"  # a special token: a new turn or channel follows

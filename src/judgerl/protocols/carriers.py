@@ -58,10 +58,11 @@ _IN_TAG_NL_RE = re.compile(r"\n(?=[^<>\n]{0,40}>)")
 #: A line break canonical text keeps (private use: no decoding touches it): tags are read per line.
 _NL = "\ue000"
 #: What may stand between an opening answer tag and its answer (``<verdict>: B``, ``<score>= 10``, ``<best>#3``).
-_LEAD = r"[\s*_`\"':=\u2192|#.{\[(>-]{0,4}(?:(?:assistant|response|output|model|candidate|system|option)\s*#?\s*)?"
+_LEAD = r"[\s*_`\"':=\u2192|#.{\[(>-]{0,4}(?:(?:assistant|response|output|model|candidate|system|option)\s*+#?\s*+)?"
 #: An answer after an opening tag that ends its line (or meets the next tag): a short token (``B``, ``10``,
-#: ``second``, ``ten``) or a ranking (``3 > 1 > 2``). Code does not end there (``<Score> a, b;``, ``<Score>(0)``).
-_ANSWER = (_LEAD + r"(?:(?=[^\s<>(),;" + _NL + r"]{0,11}[a-z0-9])[^\s<>(),;" + _NL + r"]{1,12}|\d{1,3}(?:\s*[>,]?\s*\d{1,3})+)[\s*_`\"'.!}\])]*(?=$|<|" + _NL + ")")
+#: ``second``, ``ten``) or a ranking (``3 > 1 > 2``; atomic: a long row of numbers is read once, not split every way).
+#: Code does not end there (``<Score> a, b;``, ``<Score>(0)``).
+_ANSWER = (_LEAD + r"(?:(?=[^\s<>(),;" + _NL + r"]{0,11}[a-z0-9])[^\s<>(),;" + _NL + r"]{1,12}|(?>\d{1,3}(?:\s*[>,]?\s*\d{1,3})+))[\s*_`\"'.!}\])]*(?=$|<|" + _NL + ")")
 #: The value an answer tag of each family holds, as written.
 _VALUE = {"verdict": r"(?<![A-Za-z0-9])[AB](?![A-Za-z0-9])", "preference": r"(?<![A-Za-z0-9])[AB](?![A-Za-z0-9])"}
 _NUMBER = r"(?<![\w.])[+-]?\d{1,3}(?:\.\d+)?"
@@ -238,7 +239,7 @@ def _marker_re(mark: str) -> re.Pattern[str]:
     lead = r"s?" + sep + r"{0,8}" + fill
     label = r"[ab]\s*(?:>>|<<|>|<|=)\s*[ab]"
     value = r"(?:[+-]?\d{1,3}(?:\.\d+)?|" + label + r"|[ab](?![a-z0-9]))"
-    end = r"[\s*_`\"'.!)\]}>]*(?:\([^()\ue000]{0,20}\)[\s.!]*)?(?=$|<|" + _NL + ")"
+    end = r"[\s*_`\"'.!)\]}>]*+(?:\([^()\ue000]{0,20}\)[\s.!]*+)?(?=$|<|" + _NL + ")"
     return re.compile(head + re.escape(core) + r"(?:" + lead + value + end + r"|[^\ue000]{0,40}?" + label + r")")
 
 
