@@ -226,7 +226,8 @@ def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -
     cfg = load_policy_recipe("policy-grpo", overrides)
     server = None
     if judge is not None:
-        extra = ("--tools", "python", "--unsafe-sandbox") if judge.get("tools") else ()
+        # a tool judge reads the response through the namespace (RESPONSE), as it was trained and statically labelled
+        extra = ("--tools", "python", "--unsafe-sandbox", "--protocol-arg", "namespace=true") if judge.get("tools") else ()
         server = Server(args, judge["model"], out / f"serve-{arm}.log", extra)
         cfg.reward_url = server.url
     try:

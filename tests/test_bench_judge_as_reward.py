@@ -178,3 +178,23 @@ def test_paired_difference_compares_two_arms_final_gold_on_the_same_prompts(stud
     assert got["n"] == 3 and got["mean"] == pytest.approx((4 + 0 + 6) / 3)  # prompts 1-3 (4: unscored, 5: one arm)
     assert got["ci"][0] <= got["mean"] <= got["ci"][1]
     assert study.paired_difference(tmp_path, "tool", "oracle", seed=0) is None  # no such arm's evaluations
+
+
+def test_a_tool_judge_is_labelled_and_served_with_the_response_namespace(study, tmp_path, monkeypatch):
+    """The tool judge is trained with ``namespace: true`` (its code reads ``RESPONSE``): its static labels and its
+    reward server must show it the same prompt, or its code fails on a name the prompt never defined."""
+    import judgerl.gold.label as gl
+    import judgerl.gold.scorer as gs
+
+    seen = {}
+    monkeypatch.setattr(gs, "load_scorer", lambda spec, **kw: seen.setdefault("opts", kw["options"]))
+    monkeypatch.setattr(gl, "load_label_records", lambda path: ([], []))
+    monkeypatch.setattr(gl, "run_label", lambda *a, **kw: {})
+    args = study.parse_args(["--out", str(tmp_path)])
+    study.label(args, tmp_path, "judge-dir", "records.jsonl", "tool-expected", mode="expected", tools=True)
+    assert seen["opts"].tools and seen["opts"].protocol_args == {"namespace": True}
+    seen.clear()
+    study.label(args, tmp_path, "judge-dir", "records.jsonl", "nonreasoning-expected", mode="expected")
+    assert not seen["opts"].tools and seen["opts"].protocol_args == {}
+    src = (ROOT / "bench" / "bench_judge_as_reward.py").read_text()
+    assert '"--protocol-arg", "namespace=true") if judge.get("tools")' in src  # the served tool judge too
