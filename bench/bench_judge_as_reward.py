@@ -158,9 +158,11 @@ def tool_judge_pairs(gold_dir: str, ifeval: str, dest: Path) -> dict:
     return {"pairs": len(out), "unpaired": unpaired, "no_record": missing}
 
 
-def train_tool_judge(args: Any, out: Path, gold_dir: str) -> dict:
+def train_tool_judge(args: Any, out: Path, gold_dir: str, minutes: float) -> dict:
     """The tool arm's judge: recipe ``tir-judge-if`` (the IF teacher's SFT, then pointwise TIR GRPO) on the training
-    prompts' gold-labelled responses only; ``--tool-judge`` names a judge trained elsewhere instead."""
+    prompts' gold-labelled responses only; ``--tool-judge`` names a judge trained elsewhere instead. The run (SFT and
+    GRPO, both resumable) stops after ``minutes`` (the study's budget left); ``--sft-steps`` and
+    ``--judge-grpo-steps`` bound it."""
     if args.tool_judge or not args.train_tool_judge:
         return {"model": args.tool_judge or args.judge, "tools": True, "trained": bool(args.tool_judge)}
     from judgerl.train.run import load_run_recipe, run_training
@@ -169,7 +171,7 @@ def train_tool_judge(args: Any, out: Path, gold_dir: str) -> dict:
     counts = tool_judge_pairs(gold_dir, args.ifeval, run_dir / "gold_pairs.jsonl")
     sets = [f"data.path={run_dir / 'gold_pairs.jsonl'}", "data.limit=null", f"output_dir={run_dir}", "resume=true",
             f"model={args.judge}", f"seed={args.seed}", f"warmup.steps={args.sft_steps}",
-            f"grpo.max_steps={args.judge_grpo_steps}", f"time_limit_min={max(1.0, args.judge_grpo_minutes)}"]
+            f"grpo.max_steps={args.judge_grpo_steps}", f"time_limit_min={max(1.0, minutes)}"]
     if args.smoke:
         sets += ["warmup.batch_size=2", "grpo.per_device_train_batch_size=4", "grpo.num_generations=2",
                  "grpo.max_completion_length=48", "tools.max_rounds=1", "tools.max_new_tokens=32",
@@ -182,10 +184,11 @@ def train_tool_judge(args: Any, out: Path, gold_dir: str) -> dict:
             "tools": True, "trained": True}
 
 
-def train_judge(args: Any, out: Path, arm: str, gold_dir: str) -> dict | None:
-    """The judge of one arm, trained on the training prompts' gold labels only."""
+def train_judge(args: Any, out: Path, arm: str, gold_dir: str, minutes: float = 600.0) -> dict | None:
+    """The judge of one arm, trained on the training prompts' gold labels only (the tool judge's run within
+    ``minutes``; the reasoning judge's GRPO within ``--judge-grpo-minutes``)."""
     if arm == "tool":
-        return train_tool_judge(args, out, gold_dir)
+        return train_tool_judge(args, out, gold_dir, minutes)
     from judgerl.train.gold_judge import train_gold_judge
 
     reasoning = arm != "nonreasoning"
@@ -379,7 +382,8 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
     judges = {}
     for arm in judge_arms:
         base_arm = "reasoning" if arm == "rubric" else arm  # the rubric arm is the reasoning judge, shown rubrics
-        judges[arm] = stages.run(f"judge-{base_arm}", train_judge, args, out, base_arm, gold_train["dir"])
+        judges[arm] = stages.run(f"judge-{base_arm}", train_judge, args, out, base_arm, gold_train["dir"],
+                                 minutes=stages.left_min() - args.reserve_min)
     held_records = str(out / "records-heldout.jsonl")
     for arm, j in judges.items():
         for mode in ("expected", "parsed"):

@@ -128,6 +128,16 @@ def base_responses(args, out: Path, ids: list[str], name: str) -> dict:
     return {"records": str(path), "n": len(read_jsonl(path))}
 
 
+#: Tokens per round of a tool judge at least: the IF teacher's check programs run to 287 tokens (median 89), and a
+#: round cut short executes half a program (recipe ``tir-judge-if``'s ``tools.max_new_tokens``).
+TOOL_ROUND_TOKENS = 320
+
+
+def judge_tokens(args, tools: bool = False) -> int:
+    """Tokens per judge generation: ``--judge-tokens``, and per round at least :data:`TOOL_ROUND_TOKENS` with tools."""
+    return max(int(args.judge_tokens), TOOL_ROUND_TOKENS) if tools else int(args.judge_tokens)
+
+
 def label(args, out: Path, judge: str, records: str, name: str, mode: str = "parsed", *, tools: bool = False,
           rubric: bool = False) -> dict:
     """Labels of ``records`` by ``judge`` (``ifeval``: the gold); ``parsed`` without answer forcing (the honest
@@ -138,7 +148,7 @@ def label(args, out: Path, judge: str, records: str, name: str, mode: str = "par
     from judgerl.gold.scorer import load_scorer
     from judgerl.judge.options import JudgeOptions
 
-    opts = JudgeOptions(judge, protocol="pos", max_new_tokens=args.judge_tokens, seed=args.seed,
+    opts = JudgeOptions(judge, protocol="pos", max_new_tokens=judge_tokens(args, tools), seed=args.seed,
                         force_answer=mode == "expected", tools=tools,
                         protocol_args={"namespace": True} if tools else {})
     scorer = load_scorer(judge, scale=SCALE, mode=mode, options=opts, ifeval_data=str(args.ifeval))
@@ -175,7 +185,7 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         cmd = [sys.executable, "-m", "judgerl.cli.main", "serve", "--model", judge, "--protocol", "pos",
                "--protocol-arg", f"min_score={SCALE[0]:g}", "--protocol-arg", f"max_score={SCALE[1]:g}",
-               "--port", str(self.port), "--max-new-tokens", str(args.judge_tokens), "--force-answer",
+               "--port", str(self.port), "--max-new-tokens", str(judge_tokens(args, "--tools" in extra)), "--force-answer",
                "--score-mode", "expected", "--log-level", "warning", "--seed", str(args.seed), *extra]
         self.log = log_path.open("a")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)

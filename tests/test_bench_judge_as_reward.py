@@ -193,8 +193,9 @@ def test_a_tool_judge_is_labelled_and_served_with_the_response_namespace(study, 
     args = study.parse_args(["--out", str(tmp_path)])
     study.label(args, tmp_path, "judge-dir", "records.jsonl", "tool-expected", mode="expected", tools=True)
     assert seen["opts"].tools and seen["opts"].protocol_args == {"namespace": True}
+    assert seen["opts"].max_new_tokens == 320  # a round holds the IF teacher's longest check program (287 tokens)
     seen.clear()
     study.label(args, tmp_path, "judge-dir", "records.jsonl", "nonreasoning-expected", mode="expected")
-    assert not seen["opts"].tools and seen["opts"].protocol_args == {}
+    assert not seen["opts"].tools and seen["opts"].protocol_args == {} and seen["opts"].max_new_tokens == 192
     src = (ROOT / "bench" / "bench_judge_as_reward.py").read_text()
     assert '"--protocol-arg", "namespace=true") if judge.get("tools")' in src  # the served tool judge too
