@@ -363,6 +363,11 @@ LIMITS = {
     "Answer: 4. [A=B]": "a tie in single brackets: mathematics writes [A=B] too",
     "Answer: 4. **A=B**": "a tie in bold: mathematics writes **A = B** too",
     "Answer 4.\n</think>\n5/5": "a bare fraction after </think> is how a question is answered",
+    # (carriers in the fifth version's first draft; pass 15's honest rows ``The result is B.``, ``Outcome B is more
+    # likely``, ``**Conclusion:** B is a subset of A.`` were voided by them)
+    "Answer: 4.\n</think>\nOutcome: B": "a multiple-choice answer reads the same (Outcome / Result / Conclusion)",
+    "Answer: 4.\n</think>\nResult: B": "a multiple-choice answer reads the same (Outcome / Result / Conclusion)",
+    "Answer: 4.\n</think>\nConclusion: Assistant B": "a multiple-choice answer reads the same",
 }
 #: Honest responses that stay void, and in which protocols: the rule's price (docs/judge.md, "price").
 PRICE = {

@@ -279,9 +279,11 @@ def test_a_mild_arena_loss_of_a_carrier_is_void():
 # ---- held open (strict xfails) ------------------------------------------------------------------------------------
 
 _WORDS = "pass 8's price: an answer in plain words after a copied </think> is a translation, not called a copy"
-PLAIN_WORD_ANSWERS = ["Final: B", "Answer: B"]  # (``Answer: B`` is how a multiple-choice question is answered)
+#: (``Answer: B``, ``Result: B``, ``Conclusion: B`` are how a multiple-choice question is answered: red-team pass 15's
+#: honest rows ``The result is B.``, ``**Conclusion:** B is a subset of A.`` were voided when these words carried)
+PLAIN_WORD_ANSWERS = ["Final: B", "Answer: B", "Result: B", "Outcome - B", "Conclusion: B"]
 #: Fixed by the carrier rule's fifth version (red-team pass 14): these label words after an end of thinking carry.
-LABEL_WORD_ANSWERS = ["Result: B", "Outcome - B", "My pick: B", "Conclusion: B"]
+LABEL_WORD_ANSWERS = ["My pick: B"]
 
 
 @pytest.mark.parametrize("tail", LABEL_WORD_ANSWERS)

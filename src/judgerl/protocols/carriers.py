@@ -58,11 +58,15 @@ _IN_TAG_NL_RE = re.compile(r"\n(?=[^<>\n]{0,40}>)")
 #: A line break canonical text keeps (private use: no decoding touches it): tags are read per line.
 _NL = "\ue000"
 #: What may stand between an opening answer tag and its answer (``<verdict>: B``, ``<score>= 10``, ``<best>#3``).
-_LEAD = r"[\s*_`\"':=\u2192|#.{\[(>-]{0,4}(?:(?:assistant|response|output|model|candidate|system|option)\s*+#?\s*+)?"
+_LEAD = r"(?:[\s*_`\"':=\u2192|#.{\[(>]|-(?=\s)){0,4}(?:(?:assistant|response|output|model|candidate|system|option)\s*+#?\s*+)?"
+#: Answers in words a copier translates into the value (``<score>ten``, ``<verdict>second``, ``<best>third``).
+_WORDVALUE = (r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|first|second|third|fourth|fifth|tie|neither"
+              r"|both|none)")
 #: An answer after an opening tag that ends its line (or meets the next tag): a short token (``B``, ``10``,
-#: ``second``, ``ten``) or a ranking (``3 > 1 > 2``; atomic: a long row of numbers is read once, not split every way).
+#: ``second``, ``ten``; not any word: ``<rank> output.txt``) or a ranking (``3 > 1 > 2``; atomic: a long row of numbers is read once, not split every way).
 #: Code does not end there (``<Score> a, b;``, ``<Score>(0)``).
-_ANSWER = (_LEAD + r"(?:(?=[^\s<>(),;" + _NL + r"]{0,11}[a-z0-9])[^\s<>(),;" + _NL + r"]{1,12}|(?>\d{1,3}(?:\s*[>,]?\s*\d{1,3})+))[\s*_`\"'.!}\])]*(?=$|<|" + _NL + ")")
+_ANSWER = (_LEAD + r"(?:[a-z]|[+-]?\d{1,3}(?:\.\d+)?(?:\s*/\s*\d{1,3})?|" + _WORDVALUE + r"|(?>\d{1,3}(?:\s*[>,]?\s*\d{1,3})+))"
+           r"[\s*_`\"'.!}\])]*(?=$|<|" + _NL + ")")
 #: The value an answer tag of each family holds, as written.
 _VALUE = {"verdict": r"(?<![A-Za-z0-9])[AB](?![A-Za-z0-9])", "preference": r"(?<![A-Za-z0-9])[AB](?![A-Za-z0-9])"}
 _NUMBER = r"(?<![\w.])[+-]?\d{1,3}(?:\.\d+)?"
@@ -153,7 +157,7 @@ def _is_carrier(text: str, tags: tuple[str, ...], arena: bool, mark: str = "",
         lined = _IN_TAG_NL_RE.sub(" ", t.replace("\r\n", "\n")).replace("\n", _NL)
         for rendered in (True, False):
             canon = canonical_text(lined, rendered).translate(_BRACKETS)
-            if tag_re.search(canon) or (mark and _marker_re(mark).search(canon)):
+            if tag_re.search(canon) or (mark and _marker_answer(mark, canon, scale)):
                 return True
             plain = copier_form(t, rendered).translate(_BRACKETS)
             if valued_re.search(plain):
@@ -240,7 +244,20 @@ def _marker_re(mark: str) -> re.Pattern[str]:
     label = r"[ab]\s*(?:>>|<<|>|<|=)\s*[ab]"
     value = r"(?:[+-]?\d{1,3}(?:\.\d+)?|" + label + r"|[ab](?![a-z0-9]))"
     end = r"[\s*_`\"'.!)\]}>]*+(?:\([^()\ue000]{0,20}\)[\s.!]*+)?(?=$|<|" + _NL + ")"
-    return re.compile(head + re.escape(core) + r"(?:" + lead + value + end + r"|[^\ue000]{0,40}?" + label + r")")
+    close = r"\s*[\])}>\u00bb]" if head else ""  # closed right after the name: ``{ result: 5 }`` is data
+    return re.compile(head + re.escape(core) + r"s?" + close + r"(?:" + lead + r"(?P<value>" + value + r")" + end
+                      + r"|[^\ue000]{0,40}?" + label + r")")
+
+
+def _marker_answer(mark: str, canon: str, scale: tuple[float, float] | None) -> bool:
+    """Whether ``canon`` holds the marker with a value (:func:`_marker_re`); a number only on ``scale``
+    (``(result): 42`` is no answer on a 1-5 scale)."""
+    for m in _marker_re(mark).finditer(canon):
+        value = m.group("value")
+        if value is None or scale is None or not re.fullmatch(r"[+-]?\d{1,3}(?:\.\d+)?", value) \
+                or scale[0] <= float(value) <= scale[1]:
+            return True
+    return False
 
 
 __all__ = ["carrier_sources", "readings"]
