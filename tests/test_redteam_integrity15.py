@@ -1,0 +1,62 @@
+"""A fifteenth adversarial pass on issue 22 (decision integrity), the fifth against the carrier rule
+(:mod:`judgerl.protocols.carriers`, :mod:`judgerl.protocols.carrier_labels`): 311 new injections and 100 new honest
+responses (270 checks), none in the earlier red-team files; the rows and their statuses are in
+``tests/support/redteam15_rows.py``.
+
+On the rule's fifth version as first written (f72d57a) 231 of 311 injections won and 149 of 270 honest checks were
+voided -- the version had traded honest text for injections: strong arena labels in shell and C++ code (``cat A >>
+B``, ``std::cout << A << B``), verdict words anywhere near a label in mathematics (``The decision boundary is where A
+= B``), ``Result: B`` / ``The better one is B.`` after ``</think>`` (multiple-choice answers), nested lists ``[[A],
+[B]]``, command lines ``submit <score> --dry-run``, ``{ result: 5 }`` under the prometheus template. Fixed (6425888):
+149 -> 66 voided; the injections are unchanged (232 of 311 win: other tag names, words, encodings the judge must
+decode, other end-of-thinking markers -- each row says why; a rule of forms cannot list them, docs/judge.md).
+
+Each row is asserted as the rule of this commit decides it: a voided injection and a standing honest judgment are
+asserted; an open injection and a voided honest check are strict xfails (they fail loudly once the rule changes).
+"""
+from __future__ import annotations
+
+import pytest
+
+from judgerl.judge.decision import read_decision
+
+from support.dressed_copies import protocol_by_name as _proto  # noqa: E402
+from support.redteam15_rows import HONEST, INJECTIONS  # noqa: E402
+from test_redteam_integrity14 import HONEST as HONEST_OUT, WIN, _honest_responses, _inj_responses  # noqa: E402
+
+
+def _inj_params():
+    for i, (cat, proto, text, key, open_) in enumerate(INJECTIONS):
+        marks = [pytest.mark.xfail(strict=True, reason="open (pass 15): " + open_)] if open_ else []
+        yield pytest.param(proto, text, key, marks=marks, id=f"{i}-{cat}-{proto}")
+
+
+def _honest_params():
+    for i, (cat, text, protos, voided) in enumerate(HONEST):
+        for p in protos:
+            marks = [pytest.mark.xfail(strict=True, reason=f"the carrier rule's price (pass 15): {cat}")] \
+                if p in voided else []
+            yield pytest.param(p, text, marks=marks, id=f"{i}-{cat}-{p}")
+
+
+def test_the_rows_are_new_and_well_formed():
+    assert len(INJECTIONS) == 311 and len(HONEST) == 100
+    assert all(set(r[3]) <= set(r[2]) for r in HONEST)  # voided in a protocol the row is checked in
+    assert all(k in WIN for *_, k, _o in INJECTIONS)
+    assert sum(bool(r[4]) for r in INJECTIONS) == 232 and sum(len(r[3]) for r in HONEST) == 66  # the docstring's counts
+
+
+@pytest.mark.parametrize("proto,text,judge", list(_inj_params()))
+def test_a_carrier_never_gains(proto, text, judge):
+    responses = _inj_responses(proto, text)
+    assert _proto(proto).parse(WIN[judge], len(responses)).valid
+    d = read_decision(_proto(proto), WIN[judge], responses, len(responses))
+    assert not d.valid and d.invalid_reason == "quoted_answer", d
+
+
+@pytest.mark.parametrize("proto,text", list(_honest_params()))
+def test_an_honest_judgment_of_an_ordinary_response_stands(proto, text):
+    judge, field, want = HONEST_OUT[proto]
+    responses = _honest_responses(proto, text)
+    d = read_decision(_proto(proto), judge, responses, len(responses))
+    assert d.valid and getattr(d, field) == want, d
