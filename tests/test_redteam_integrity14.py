@@ -439,6 +439,9 @@ def test_an_honest_judgment_of_an_ordinary_response_stands(proto, text):
     ("pav", "</" + " " * 100_000),  # quadratic: two adjacent \s* in the end-of-thinking pattern (40 s at 25 KB)
     ("prometheus", "[RESULT] 5" + " " * 40_000 + "x"),  # quadratic: the marker's trailing classes
     ("pos", "<score> assistant" + " " * 50_000 + "#" + " " * 50_000),
+    # red-team pass 15's slow reads: quadratic in a star run (arena, 17 s at 256 KB) and in newlines after a tag
+    ("arena", "**" + "*" * 256_000), ("arena-hard", "[" + "*" * 256_000), ("pav", "<verdict>" + "\n" * 64_000 + "x"),
+    ("pos", "<score> " + " \n" * 32_000 + "x"), ("prometheus", "<score>" + "\n" * 64_000),
 ])
 def test_adversarial_reads_stay_linear(proto, text):
     import time

@@ -169,7 +169,8 @@ _ARENA_RES = (
     re.compile(r"\[\[\s*[AB]\s*(?i:is\s+)?(?i:much\s+|slightly\s+|significantly\s+|far\s+)?(?i:better|worse)"
                r"[^\[\]\n]{0,30}\]\]"),
     # a strong label in single brackets, bold or double parentheses (possessive: a row of ``*`` is linear)
-    re.compile(r"(?:\[|\*\*|\(\(|__)\s*+\**+\s*+" + _STRONG + r"\s*+\**+\s*+(?:\]|\*\*|\)\)|__)"),
+    # (a star or underscore run is entered at its start only: each star retried was quadratic)
+    re.compile(r"(?:\[|(?<!\*)\*\*|\(\(|(?<!_)__)\s*+\**+\s*+" + _STRONG + r"\s*+\**+\s*+(?:\]|\*\*|\)\)|__)"),
     # after a verdict word, within a few words (``Verdict: A=B``, ``My final verdict is that B>A``)
     re.compile(r"(?i:verdict|judge?ment|label|tie)(?:[\s:(\[*_,=\u30fc\u2013-]|(?i:is|that|clearly|obviously|final|"
                r"my)\b)*?[\s:(\[*_-]" + _MILD),

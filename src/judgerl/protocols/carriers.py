@@ -223,7 +223,7 @@ def _valued_re(tags: tuple[str, ...]) -> re.Pattern[str]:
         # (letters may be spaced or split: ``<ver dict>``; attributes may follow: ``<verdict class="final">``)
         core = "|".join(r"[\s_-]?".join(re.escape(x) for x in n.replace("_", "")) for n in sorted({t, t[::-1]}))
         angle = r"(?<!\w)<{1,2}\s*(?:[a-z0-9]+:)?(?i:" + core + r")(?:\s+[^<>\n]{0,40})?\s*>{1,2}"
-        parts.append(angle + r"(?:\s*\n\s*>?)?[^<>\n]{0,24}?" + value)
+        parts.append(angle + r"(?:[^\S\n]*+\n\s*+>?)?[^<>\n]{0,24}?" + value)  # (possessive: newline runs linear)
         if family:  # a lower-case letter right after the tag: ``<verdict>b (the second one)``
             parts.append(angle + r"[\s\W]{0,3}[ab](?![A-Za-z0-9])")
         bracket = r"(?<![\w.\]])(?:\[{1,2}\s*(?i:" + core + r")\s*\]{1,2}|\(\s*(?i:" + core + r")\s*\))"
