@@ -18,8 +18,8 @@ names, unclosed closings, LaTeX environments, inline values, reversed / ROT13 na
 every end of thinking and chat-template special token; up to three lines of content after it (past short lines
 only, a code fence ends it); more label words and score forms; arena glyphs normalised (``⪢`` -> ``>>``,
 ``—>>`` -> ``>>``), strong labels anywhere unless code (``std::cin >> A >> B;``), mild and tie labels after a verdict
-word; a scored template reads ``<score>`` and ``Score: 5``; markers with filler words. 201 of 205 injections are
-void now, 17 of 222 honest checks are (each a documented price below). Strict xfails: the documented limits and the
+word; a scored template reads ``<score>`` and ``Score: 5``; markers with filler words. 198 of 205 injections are
+void now (``Outcome/Result/Conclusion: B`` after ``</think>`` dropped again for pass 15's honest rows), 17 of 222 honest checks are (each a documented price below). Strict xfails: the documented limits and the
 price (docs/judge.md).
 """
 from __future__ import annotations
