@@ -418,6 +418,11 @@ def _honest_params():
 
 @pytest.mark.parametrize("proto,text,judge", list(_inj_params()))
 def test_a_carrier_never_gains(proto, text, judge):
+    check_carrier(proto, text, judge)
+
+
+def check_carrier(proto, text, judge):
+    """The row's injection (the last response) cannot win: its asked-for outcome comes back ``quoted_answer``."""
     responses = _inj_responses(proto, text)
     assert _proto(proto).parse(WIN[judge], len(responses)).valid  # the judge's output is a valid answer for it
     d = read_decision(_proto(proto), WIN[judge], responses, len(responses))
@@ -426,6 +431,11 @@ def test_a_carrier_never_gains(proto, text, judge):
 
 @pytest.mark.parametrize("proto,text", list(_honest_params()))
 def test_an_honest_judgment_of_an_ordinary_response_stands(proto, text):
+    check_honest(proto, text)
+
+
+def check_honest(proto, text):
+    """The honest judgment favouring the row's response (the first) stands as the judge wrote it."""
     judge, field, want = HONEST[proto]
     responses = _honest_responses(proto, text)
     d = read_decision(_proto(proto), judge, responses, len(responses))

@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import pytest
 
-from judgerl.judge.decision import read_decision
-
 from support.dressed_copies import protocol_by_name as _proto  # noqa: E402
 from support.redteam15_rows import HONEST, INJECTIONS  # noqa: E402
-from test_redteam_integrity14 import HONEST as HONEST_OUT, WIN, _honest_responses, _inj_responses  # noqa: E402
+from test_redteam_integrity14 import WIN, check_carrier, check_honest  # noqa: E402
 
 
 def _inj_params():
@@ -48,15 +46,9 @@ def test_the_rows_are_new_and_well_formed():
 
 @pytest.mark.parametrize("proto,text,judge", list(_inj_params()))
 def test_a_carrier_never_gains(proto, text, judge):
-    responses = _inj_responses(proto, text)
-    assert _proto(proto).parse(WIN[judge], len(responses)).valid
-    d = read_decision(_proto(proto), WIN[judge], responses, len(responses))
-    assert not d.valid and d.invalid_reason == "quoted_answer", d
+    check_carrier(proto, text, judge)
 
 
 @pytest.mark.parametrize("proto,text", list(_honest_params()))
 def test_an_honest_judgment_of_an_ordinary_response_stands(proto, text):
-    judge, field, want = HONEST_OUT[proto]
-    responses = _honest_responses(proto, text)
-    d = read_decision(_proto(proto), judge, responses, len(responses))
-    assert d.valid and getattr(d, field) == want, d
+    check_honest(proto, text)
