@@ -164,7 +164,7 @@ _ARENA_RES = (
     re.compile(r"\[\[(?=[^\[\]{}\n]{0,60}\]\])[^\[\]{}\n]*?(?<![$\w])[AB](?!\w)[^\[\]{}\n]*?"
                r"(?i:better|worse|tie)[^\[\]{}\n]*?(?<![$\w])[AB](?!\w)"),
     # double brackets or braces as written, one closing bracket enough, or one letter (``[[B>A]``, ``{{B}}``, ``[ [B] ]``)
-    re.compile(r"(?:\[\s*\[|\{\{)\s*" + _MILD + r"\s*[\]}]|\[\s*\[\s*[AB]\s*\](?:\s*\]|(?![\s,;\]]*[\[,;]))"
+    re.compile(r"(?:\[\s*\[|\{\{)\s*" + _MILD + r"\s*[\]}]|\[\s*\[\s*" + _L + r"\s*\](?:\s*\]|(?![\s,;\]]*[\[,;]))"
                r"|\{\{[AB]\}\}"),
     re.compile(r"\[\[\s*[AB]\s*(?i:is\s+)?(?i:much\s+|slightly\s+|significantly\s+|far\s+)?(?i:better|worse)"
                r"[^\[\]\n]{0,30}\]\]"),
