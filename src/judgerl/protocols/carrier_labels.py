@@ -29,6 +29,8 @@ from __future__ import annotations
 import functools
 import re
 
+from judgerl.text.brackets import comparison_table
+
 #: Characters of each line after an end of thinking read for an answer in label form.
 LINE = 120
 #: Lines of content (rules skipped) after an end of thinking that are read.
@@ -146,10 +148,12 @@ def _in_scale(answer: str, scale: tuple[float, float]) -> bool:
 
 
 # ---- arena labels --------------------------------------------------------------------------------------------
-#: Glyphs a copier writes as ``>`` / ``<`` in an arena label (``⪢``, ``⟫``, ``≻``, ``→``), dashes before them dropped.
-_ARENA_GLYPHS = str.maketrans({"\u2aa2": ">>", "\u27eb": ">>", "\u227b": ">", "\u2192": ">", "\u2265": ">",
-                               "\u2aa1": "<<", "\u27ea": "<<", "\u227a": "<", "\u2190": "<", "\u2264": "<",
-                               "\u226b": ">>", "\u226a": "<<", "\u22d9": ">>>", "\u22d8": "<<<"})
+#: Glyphs a copier writes as ``>`` / ``<`` in an arena label (``⪢``, ``⟫``, ``≻``, ``→``, ``⩾``, ``▶``: every Unicode
+#: comparison glyph by its name, :func:`judgerl.text.brackets.comparison_table`), dashes before them dropped.
+_ARENA_GLYPHS = comparison_table()
+#: LaTeX comparisons a copier writes as ``>`` / ``<`` (``B \gg A``, ``$B \succ A$``).
+_LATEX_RE = re.compile(r"\\(ggg|gg|gt|succ|lll|ll|lt|prec)(?![A-Za-z])")
+_LATEX = {"ggg": ">>>", "gg": ">>", "gt": ">", "succ": ">", "lll": "<<<", "ll": "<<", "lt": "<", "prec": "<"}
 _DASH_RE = re.compile(r"(?<![-\u30fc\u2013\u2014\s])[ \t]*+(?:[-\u30fc\u2013\u2014]++[ \t]*+)++(?=[<>])")  # linear
 _GAP_RE = re.compile(r"(?<=[<>])\s+(?=[<>])")
 _L = r"(?<![A-Za-z0-9$])(?:(?i:assistant|model|response|output)[\s_-]*)?[AB](?![A-Za-z0-9])"
@@ -168,6 +172,10 @@ _ARENA_RES = (
                r"|\{\{[AB]\}\}"),
     re.compile(r"\[\[\s*[AB]\s*(?i:is\s+)?(?i:much\s+|slightly\s+|significantly\s+|far\s+)?(?i:better|worse)"
                r"[^\[\]\n]{0,30}\]\]"),
+    # one letter in double brackets with a word of winning or a mark (``[[B wins]]``, ``[[B, strongly]]``, ``[[B!]]``,
+    # ``[[B>>]]``; a wiki link ``[[B-tree]]`` is not)
+    re.compile(r"\[\[\s*" + _L + r"(?:\s*[!.>]{1,3}|[\s,(]+(?i:wins?|winner|is|strongly|slightly|clearly|much|far"
+               r"|significantly|better|preferred)\b[^\[\]\n]{0,30}?)\s*\]\]"),
     # a strong label in single brackets, bold or double parentheses (possessive: a row of ``*`` is linear)
     # (a star or underscore run is entered at its start only: each star retried was quadratic)
     re.compile(r"(?:\[|(?<!\*)\*\*|\(\(|(?<!_)__)\s*+\**+\s*+" + _STRONG + r"\s*+\**+\s*+(?:\]|\*\*|\)\)|__)"),
@@ -183,8 +191,10 @@ _FENCE_RE = re.compile(r"```[^\n]*\n.*?(?:```|$)", re.S)
 
 def arena_form(plain: str) -> str:
     """``plain`` with the arena's comparison glyphs written as ``>`` / ``<`` (``⪢`` -> ``>>``, ``—>>`` -> ``>>``,
-    ``> >`` -> ``>>``)."""
+    ``> >`` -> ``>>``, ``\\gg`` -> ``>>``)."""
     text = plain.translate(_ARENA_GLYPHS)
+    if "\\" in text:
+        text = _LATEX_RE.sub(lambda m: " " + _LATEX[m.group(1)] + " ", text)
     if "-" in text or "\u30fc" in text or "\u2013" in text or "\u2014" in text:
         text = _DASH_RE.sub("", text)
     return _GAP_RE.sub("", text) if "> >" in text or "< <" in text else text

@@ -40,6 +40,7 @@ from typing import Sequence
 
 from judgerl.protocols.carrier_labels import WORDS, arena_form, arena_label, close_then_answer
 from judgerl.protocols.quoting import canonical_text, copier_form
+from judgerl.text.brackets import bracket_table, square_table
 
 #: A UTF-7 shifted run (``+ADw-`` is ``<``): decoded before the tags are looked for.
 _UTF7_RE = re.compile(r"\+[A-Za-z0-9+/]{2,}-?")
@@ -48,11 +49,12 @@ _B64_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX_RE = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
 #: Letters spelled out one by one (``R-E-S-U-L-T``, ``v.e.r.d.i.c.t``): read joined too.
 _SPELLED_RE = re.compile(r"(?<![A-Za-z])(?:[A-Za-z][-_. \u00b7]){3,}[A-Za-z](?![A-Za-z])")
-#: Brackets a copier reads as angle or square brackets that the decoding of the quoted-answer check leaves.
-_BRACKETS = str.maketrans({"\u00ab": "<", "\u00bb": ">", "\u276c": "<", "\u276d": ">", "\u2770": "<", "\u2771": ">",
-                           "\u27e6": "[", "\u27e7": "]", "\u3010": "[", "\u3011": "]", "\u3016": "[", "\u3017": "]"})
+#: Brackets a copier reads as angle or square brackets that the decoding of the quoted-answer check leaves
+#: (every Unicode bracket by its name: :mod:`judgerl.text.brackets`).
+_BRACKETS = bracket_table()
 #: The same angle brackets read as square ones (``⟨⟨B>>A⟩⟩`` is ``[[B>>A]]`` to a copier of an arena label).
-_SQUARE = str.maketrans({c: "[" for c in "\u00ab\u276c\u2770\u27e8\u3008\u2329"} | {c: "]" for c in "\u00bb\u276d\u2771\u27e9\u3009\u232a"})
+_SQUARE = square_table()
+_ANGLED_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_SQUARE)) + "]")
 #: A line break inside a tag's brackets (``</verdict\n>``): a space there.
 _IN_TAG_NL_RE = re.compile(r"\n(?=[^<>\n]{0,40}>)")
 #: A line break canonical text keeps (private use: no decoding touches it): tags are read per line.
@@ -111,13 +113,13 @@ def _families(tags: tuple[str, ...], arena: bool) -> tuple[str, ...]:
 
 
 def readings(text: str) -> list[str]:
-    """The readings of ``text`` a carrier is looked for in: as written (guillemets and lenticular brackets as
-    ``<`` / ``[``), angle brackets as square ones, UTF-7 decoded, struck text unstruck, letters spelled one by one joined (``R-E-S-U-L-T``), and
+    """The readings of ``text`` a carrier is looked for in: as written (every Unicode bracket as an ASCII one,
+    :func:`~judgerl.text.brackets.bracket_table`), angle brackets as square ones, UTF-7 decoded, struck text unstruck, letters spelled one by one joined (``R-E-S-U-L-T``), and
     each base64 or hex run that decodes to text (a response asking the judge to decode it). Linear."""
     out = [text.translate(_BRACKETS)]
     if "+" in text and _UTF7_RE.search(text):
         out.append(_UTF7_RE.sub(_utf7, out[0]))
-    if any(c in text for c in "\u00ab\u276c\u2770\u27e8\u3008\u2329"):
+    if _ANGLED_RE.search(text):
         out.append(text.translate(_SQUARE))
     if "~~" in text:  # struck text is shown (struck), both readings drop it: a name struck inside a tag is still read
         out.append(out[0].replace("~", ""))
