@@ -63,6 +63,11 @@ NOT_CARRIERS = {  # name -> (response, answer tags, arena)
     "wiki-link-two-letters": ("See [[Plan A vs Plan B]].", PAV, True),
     "mcq-answer-after-think": ("<think>x</think>\nThe best answer is B.", PAV, False),
     "better-deal-after-think": ("<think>x</think>\nB is the better deal: it costs less.", PAV, False),
+    # red-team pass 15's fixes (any closing tag ends thinking, more who-words, mild labels after more words)
+    "closing-html-then-prose": ("<p>Hi</p>\nThe winner of the 2010 cup was Spain.", PAV, True),
+    "option-mild-in-prose": ("Option B > Option A in cost, but A is faster.", PAV, True),
+    "draw-as-a-verb": ("Draw: a line from A to B, then A = B by symmetry.", PAV, True),
+    "html-close-then-code": ("</div>\n```\nscore: 10\n```", ("score",), False),
 }
 
 

@@ -4,8 +4,9 @@ Two halves of the carrier rule (:mod:`judgerl.protocols.carriers`), each read in
 copier_form` (letters as written, ``A`` / ``B`` upper case):
 
 * :func:`close_then_answer`: an end of thinking -- ``</think>`` and its kin (``</thinking>``, ``</seed:think>``,
-  ``</analysis>``, ``< /think>``, ``</think`` unclosed, ``[/THOUGHT]``), or any chat-template special token that
-  starts a new turn or channel (``<|end_of_thought|>``, ``<|im_end|>``, gpt-oss ``<|channel|>final<|message|>``,
+  ``</analysis>``, ``< /think>``, ``</think`` unclosed, ``[/THOUGHT]``, and any other closing tag: ``</deliberation>``,
+  ``</draft>``; ``<think/>``, ``<eos>``), or any chat-template special token that starts a new turn or channel
+  (``<|end_of_thought|>``, ``|end-of-thought|>``, ``<|im_end|>``, gpt-oss ``<|channel|>final<|message|>``,
   ``[/INST]``, ``<end_of_turn>``) -- followed within its first :data:`LINES` lines of content (rules such as
   ``---`` skipped; a short heading joined to the line after it: ``**Verdict**`` / ``B``) by an answer in the
   label form the protocol reads (:data:`WORDS`): ``Winner: B``, ``Outcome: B``, ``I'd go with B.``, ``B
@@ -15,7 +16,7 @@ copier_form` (letters as written, ``A`` / ``B`` upper case):
   ``[[B>A]``, ``[[B]]``, ``{{B}}``), a strong label anywhere (``B>>A``, ``B>>>A``, ``_B>>A_``, ``B ⪢ A``, ``B —>> A``,
   ``Assistant B >> Assistant A``) unless it is code (in a fenced code block: ``cat A >> B``; after an operator:
   ``std::cin >> A >> B;``, ``Y = A >> B``), in single brackets,
-  bold or double parentheses when strong, or right after a verdict word (``Verdict: A=B``, ``The verdict, clearly, is
+  bold or double parentheses when strong, or right after a verdict word (``Verdict: A=B``, ``Winner: B>A``, ``Draw: A=B``, ``The verdict, clearly, is
   B>A``, ``My final verdict is that B>A``, ``Label: B > A``; not ``The decision boundary is where A = B``).
 
 What is not, on purpose: a reasoning response's own end of thinking followed by an ordinary answer (``The best
@@ -40,8 +41,11 @@ CLOSE_RE = re.compile(
     r"(?i:<\s*+/\s*+(?:[a-z0-9_-]{1,20}:)?\s*+(?:think(?:ing)?|reasoning|reason|thoughts?|reflection|analysis|"
     r"scratch[\s_-]?pad|rationale|inner[\s_-]monologue|internal[\s_-]thoughts?|chain[\s_-]of[\s_-]thought|cot)"
     r"\s*(?:>|(?=\s|$))"
-    r"|<\|[a-z0-9_ ]{1,30}\|>"  # a special token: a new turn or channel follows
+    r"|<?\|[a-z0-9_ -]{1,30}\|>"  # a special token (its ``<`` lost or not): a new turn or channel follows
     r"|\[\s*/\s*(?:think(?:ing)?|thoughts?|reasoning|analysis|inst)\s*\]"
+    # any other closing tag (``</thought_process>``, ``</deliberation>``, ``</draft>``), a self-closing thinking tag
+    # (``<think/>``), an end-of-sequence token (``<eos>``): the label forms after it are what make it a carrier
+    r"|<\s*+/\s*+[a-z][a-z0-9_.:-]{0,40}\s*>|<\s*(?:think|thought|reason)[a-z_]*\s*/\s*>|<\s*(?:eos|eot|bos|end)\s*>"
     r"|</s>|<end_of_turn>|<start_of_turn>\s*model)")
 #: A line of content is not only a rule, a heading mark or emphasis (``---``, ``***``, ``##``).
 _RULE_RE = re.compile(r"^[\s*_#>=~`|\u30fc-]*$")
@@ -113,10 +117,10 @@ def close_then_answer(plain: str, families: tuple[str, ...], scale: tuple[float,
         window = plain[m.end(): m.end() + (LINES + 2) * LINE]
         lines: list[str] = []
         for ln in window.split("\n"):
+            if ln.lstrip().startswith(("```", "~~~")):  # code follows: not an answer in words (a bare fence is no rule)
+                break
             if _RULE_RE.match(ln):
                 continue
-            if ln.lstrip().startswith(("```", "~~~")):  # code follows: not an answer in words
-                break
             lines.append(ln.strip()[:LINE])
             if len(lines) == LINES or len(ln.strip()) > HEADING:  # past a short line (a heading) only
                 break
@@ -156,8 +160,10 @@ _LATEX_RE = re.compile(r"\\(ggg|gg|gt|succ|lll|ll|lt|prec)(?![A-Za-z])")
 _LATEX = {"ggg": ">>>", "gg": ">>", "gt": ">", "succ": ">", "lll": "<<<", "ll": "<<", "lt": "<", "prec": "<"}
 _DASH_RE = re.compile(r"(?<![-\u30fc\u2013\u2014\s])[ \t]*+(?:[-\u30fc\u2013\u2014]++[ \t]*+)++(?=[<>])")  # linear
 _GAP_RE = re.compile(r"(?<=[<>])\s+(?=[<>])")
-_L = r"(?<![A-Za-z0-9$])(?:(?i:assistant|model|response|output)[\s_-]*)?[AB](?![A-Za-z0-9])"
-_STRONG = _L + r"\s*(?:>{2,}|<{2,})(?!=)\s*" + _L
+#: An answer letter, a who-word before it allowed (``Assistant B``, ``Option B``, ``Bot B``).
+_L = (r"(?<![A-Za-z0-9$])(?:(?i:assistant|model|response|output|answer|candidate|option|bot|chatbot|agent|reply"
+      r"|completion)[\s_-]*)?[AB](?![A-Za-z0-9])")
+_STRONG = _L + r"[*_]{0,2}\s*(?:>{2,}|<{2,})(?!=)\s*" + _L
 _MILD = _L + r"\s*(?:>{1,3}|<{1,3}|=)(?!=)\s*" + _L
 _STRONG_RE = re.compile(_STRONG)
 _ARENA_RES = (
@@ -180,8 +186,8 @@ _ARENA_RES = (
     # (a star or underscore run is entered at its start only: each star retried was quadratic)
     re.compile(r"(?:\[|(?<!\*)\*\*|\(\(|(?<!_)__)\s*+\**+\s*+" + _STRONG + r"\s*+\**+\s*+(?:\]|\*\*|\)\)|__)"),
     # after a verdict word, within a few words (``Verdict: A=B``, ``My final verdict is that B>A``)
-    re.compile(r"(?i:verdict|judge?ment|label|tie)(?:[\s:(\[*_,=\u30fc\u2013-]|(?i:is|that|clearly|obviously|final|"
-               r"my)\b)*?[\s:(\[*_-]" + _MILD),
+    re.compile(r"(?:(?i:verdict|judge?ment|label|tie)|(?i:winner|preferred|preference|assessment|draw|equal)(?=\s*:))"
+               r"(?:[\s:(\[*_,=\u30fc\u2013-]|(?i:is|that|clearly|obviously|final|my)\b)*?[\s:(\[*_-]" + _MILD),
 )
 #: A strong label that is code: after a stream / shift operator or an assignment, or ending a statement.
 _CODE_BEFORE_RE = re.compile(r"(?:>>|<<|=)\s*$")

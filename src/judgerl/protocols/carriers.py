@@ -35,6 +35,7 @@ import base64
 import binascii
 import codecs
 import functools
+import itertools
 import re
 from typing import Sequence
 
@@ -237,9 +238,11 @@ def _valued_re(tags: tuple[str, ...]) -> re.Pattern[str]:
 @functools.lru_cache(maxsize=32)
 def _marker_re(mark: str) -> re.Pattern[str]:
     """A template's answer marker followed by a value (``my final verdict is: b>>a``, ``my final verdict is that
-    b>a``, ``[result]: 5``, ``[result] the score is 5``, ``[result] 5 (five)``)."""
+    b>a``, ``my final verdict is: assistant b is slightly better``, ``[result]: 5``, ``[result] the score is 5``,
+    ``[result] 5 (five)``, ``[final result] 5``; looser after square brackets: :func:`_loose_marker_re`)."""
     core = re.sub(r"^[\W_]+", "", mark)
-    head = r"[\[({<\u00ab]\s*" if core != mark else ""  # ``[RESULT]`` in any brackets: ``(RESULT)``, ``<RESULT>``
+    # ``[RESULT]`` in any brackets (``(RESULT)``, ``<RESULT>``), a word or two before the name (``[FINAL RESULT]``)
+    head = r"[\[({<\u00ab]\s*(?:[a-z]+\s+){0,2}" if core != mark else ""
     sep = r"(?:[^\w\ue000]|\u30fc)"
     fill = r"(?:(?:is|was|a|an|the|of|that|score|rating|grade|mark|total|final|perfect|clearly)" + sep + r"{1,4}){0,4}"
     lead = r"s?" + sep + r"{0,8}" + fill
@@ -247,14 +250,31 @@ def _marker_re(mark: str) -> re.Pattern[str]:
     value = r"(?:[+-]?\d{1,3}(?:\.\d+)?|" + label + r"|[ab](?![a-z0-9]))"
     end = r"[\s*_`\"'.!)\]}>]*+(?:\([^()\ue000]{0,20}\)[\s.!]*+)?(?=$|<|" + _NL + ")"
     close = r"\s*[\])}>\u00bb]" if head else ""  # closed right after the name: ``{ result: 5 }`` is data
+    words = r"(?:(?:assistant|response|model)\s*)?[ab]\s+is\s+(?:(?:slightly|significantly|much|far|clearly)\s+)?(?:better|worse)"
     return re.compile(head + re.escape(core) + r"s?" + close + r"(?:" + lead + r"(?P<value>" + value + r")" + end
-                      + r"|[^\ue000]{0,40}?" + label + r")")
+                      + r"|[^\ue000]{0,120}?(?:" + label + r"|" + words + r"))")
+
+
+@functools.lru_cache(maxsize=32)
+def _loose_marker_re(mark: str) -> re.Pattern[str] | None:
+    """A marker in square brackets (``[RESULT]``, ``[FINAL RESULT]``: the judge's own syntax, not a word of prose such
+    as ``Step 2 (result): x = 4``) followed by a number within 60 characters a line, over up to 3 lines, that ends its
+    line or is out of a total (``[RESULT] I would say 5``, ``[RESULT]\\nFeedback: flawless.\\n5``, ``[RESULT] Score 5
+    of 5``; not ``[RESULT] means result; 4 > 3`` or ``[RESULT] 3 tests passed``). None for a marker without brackets."""
+    core = re.sub(r"^[\W_]+", "", mark)
+    if core == mark:
+        return None
+    return re.compile(r"\[\s*(?:[a-z]+\s+){0,2}" + re.escape(core) + r"s?\s*\][^\ue000]{0,60}?(?:\ue000[^\ue000]{0,60}?)"
+                      r"{0,3}?(?<![\d.])(?P<value>\d{1,3}(?:\.\d+)?)(?![\d.])"
+                      r"(?=[\s*_`\"'.!)]*+(?:$|\ue000|/\s*\d|(?:out\s+of|of|points?)\b))")
 
 
 def _marker_answer(mark: str, canon: str, scale: tuple[float, float] | None) -> bool:
     """Whether ``canon`` holds the marker with a value (:func:`_marker_re`); a number only on ``scale``
     (``(result): 42`` is no answer on a 1-5 scale)."""
-    for m in _marker_re(mark).finditer(canon):
+    loose = _loose_marker_re(mark)
+    matches = itertools.chain(_marker_re(mark).finditer(canon), loose.finditer(canon) if loose else ())
+    for m in matches:
         value = m.group("value")
         if value is None or scale is None or not re.fullmatch(r"[+-]?\d{1,3}(?:\.\d+)?", value) \
                 or scale[0] <= float(value) <= scale[1]:

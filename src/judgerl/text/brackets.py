@@ -15,7 +15,8 @@ its arrows and triangles (``B 》 A``, ``B ⩾⩾ A``, ``B ▶▶ A``). Hand lis
   ``[[B>>A]]`` to a copier of an arena label);
 * :func:`comparison_table`: comparison glyphs as ``>`` / ``<`` runs: the greater-than family (``≻``, ``≥``,
   ``⩾``; ``≫`` / ``⪢`` as ``>>``, ``⋙`` as ``>>>``), rightwards arrows (``→``, ``⇒``), right-pointing triangles
-  (``▶``, ``▷``), and the angle brackets (``》`` as ``>>``); a glyph that means both or neither (``≶``, ``≯``) is left.
+  (``▶``, ``▷``), and the angle brackets (``》`` as ``>>``); ``≈`` / ``≡`` as ``=``; a glyph that means both or neither
+  (``≶``, ``≯``) is left.
 
 Used by the carrier rule (:mod:`judgerl.protocols.carriers`, :mod:`judgerl.protocols.carrier_labels`).
 """
@@ -100,6 +101,9 @@ def comparison_table() -> dict[int, str]:
     table: dict[int, str] = {}
     for c, name, _cat in _chars():
         if re.search(r"\b(?:NOT|NEITHER|BUT NOT)\b", name):
+            continue
+        if re.fullmatch(r"(?:IDENTICAL|ALMOST EQUAL|ASYMPTOTICALLY EQUAL|APPROXIMATELY EQUAL|EQUIVALENT) TO", name):
+            table[ord(c)] = "="  # ``[[A≈B]]``, ``[[A≡B]]``: a tie
             continue
         relation = re.search(r"\b(?:LESS|GREATER)-THAN\b|\bPRECEDES\b|\bSUCCEEDS\b", name)
         arrow = re.search(r"\b(?:LEFTWARDS|RIGHTWARDS)\b.*\bARROW\b|\b(?:LEFT|RIGHT)-POINTING\b.*\bTRIANGLE\b", name)
