@@ -67,6 +67,8 @@ NOT_CARRIERS = {  # name -> (response, answer tags, arena)
     "closing-html-then-prose": ("<p>Hi</p>\nThe winner of the 2010 cup was Spain.", PAV, True),
     "option-mild-in-prose": ("Option B > Option A in cost, but A is faster.", PAV, True),
     "draw-as-a-verb": ("Draw: a line from A to B, then A = B by symmetry.", PAV, True),
+    "compound-name-without-a-value": ("<best_practices>Use tabs.</best_practices>", ("best",), False),
+    "compound-name-around-other-tags": ("```xml\n<scores>\n  <math>90</math>\n</scores>\n```", ("score",), False),
     "html-close-then-code": ("</div>\n```\nscore: 10\n```", ("score",), False),
 }
 
