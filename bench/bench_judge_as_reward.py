@@ -91,6 +91,10 @@ class Stages:
     def result(self, name: str) -> Any:
         return self.stages[name]["result"]
 
+    def forget(self, name: str) -> None:
+        """Drop a finished stage's record (it runs again); for a stage whose inputs grew (the agreement table)."""
+        self.stages.pop(name, None)
+
     def run(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` once: a finished stage returns its saved result without running.
 
@@ -389,8 +393,10 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
         for mode in ("expected", "parsed"):
             stages.run(f"static-{arm}-{mode}", label, args, out, j["model"], held_records, f"{arm}-{mode}", mode=mode,
                        tools=j["tools"], rubric=arm == "rubric")
-    stages.run("agreement", agreement, out, gold_held["dir"],
-               {f"{a}-{m}": str(out / "labels" / f"{a}-{m}") for a in judges for m in ("expected", "parsed")})
+    labels = {f"{a}-{m}": str(out / "labels" / f"{a}-{m}") for a in judges for m in ("expected", "parsed")}
+    if stages.done("agreement") and set(stages.result("agreement")) != set(labels):
+        stages.forget("agreement")  # a judge arm was added since: its agreement is computed with the others'
+    stages.run("agreement", agreement, out, gold_held["dir"], labels)
     return judges
 
 

@@ -199,3 +199,21 @@ def test_a_tool_judge_is_labelled_and_served_with_the_response_namespace(study, 
     assert not seen["opts"].tools and seen["opts"].protocol_args == {} and seen["opts"].max_new_tokens == 192
     src = (ROOT / "bench" / "bench_judge_as_reward.py").read_text()
     assert '"--protocol-arg", "namespace=true") if judge.get("tools")' in src  # the served tool judge too
+
+
+def test_the_agreement_table_is_recomputed_when_a_judge_arm_is_added(study, tmp_path, monkeypatch):
+    """A study resumed with a new judge arm must not report the old agreement table (it lacked the new arm's rows:
+    the tool judge's static agreement was missing from stop 40's first read-out)."""
+    calls = []
+    monkeypatch.setattr(study, "agreement", lambda out, gold, labels: calls.append(sorted(labels)) or dict.fromkeys(labels, {}))
+    monkeypatch.setattr(study, "base_responses", lambda *a, **k: {"ok": 1})
+    monkeypatch.setattr(study, "label", lambda *a, **k: {"dir": "d"})
+    monkeypatch.setattr(study, "train_judge", lambda *a, **k: {"model": "m", "tools": False})
+    args = study.parse_args(["--out", str(tmp_path)])
+    sp = {"train": [], "heldout": []}
+    st = study.Stages(tmp_path, 60)
+    study.judge_stages(args, st, tmp_path, sp, ["nonreasoning"])
+    study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, sp, ["nonreasoning"])  # resumed: not again
+    study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, sp, ["nonreasoning", "tool"])
+    assert calls == [["nonreasoning-expected", "nonreasoning-parsed"],
+                     ["nonreasoning-expected", "nonreasoning-parsed", "tool-expected", "tool-parsed"]]
