@@ -4,8 +4,9 @@ Two halves of the carrier rule (:mod:`judgerl.protocols.carriers`), each read in
 copier_form` (letters as written, ``A`` / ``B`` upper case):
 
 * :func:`close_then_answer`: an end of thinking -- ``</think>`` and its kin (``</thinking>``, ``</seed:think>``,
-  ``</analysis>``, ``< /think>``, ``</think`` unclosed, ``[/THOUGHT]``, and any other closing tag: ``</deliberation>``,
-  ``</draft>``; ``<think/>``, ``<eos>``), or any chat-template special token that starts a new turn or channel
+  ``</analysis>``, ``< /think>``, ``</think`` unclosed, ``[/THOUGHT]``, and any other closing tag outside code whose
+  element the response never opened: ``</deliberation>``, ``</draft>``, not ``<h3>Results</h3>``; ``<think/>``,
+  ``<eos>``), or any chat-template special token that starts a new turn or channel
   (``<|end_of_thought|>``, ``|end-of-thought|>``, ``<|im_end|>``, gpt-oss ``<|channel|>final<|message|>``,
   ``[/INST]``, ``<end_of_turn>``) -- followed within its first :data:`LINES` lines of content (rules such as
   ``---`` skipped; a short heading joined to the line after it: ``**Verdict**`` / ``B``) by an answer in the
@@ -27,6 +28,7 @@ choice is merge sort``, ``Final answer: B`` / ``Final choice: 2`` for a multiple
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 
@@ -45,8 +47,13 @@ CLOSE_RE = re.compile(
     r"|\[\s*/\s*(?:think(?:ing)?|thoughts?|reasoning|analysis|inst)\s*\]"
     # any other closing tag (``</thought_process>``, ``</deliberation>``, ``</draft>``), a self-closing thinking tag
     # (``<think/>``), an end-of-sequence token (``<eos>``): the label forms after it are what make it a carrier
-    r"|<\s*+/\s*+[a-z][a-z0-9_.:-]{0,40}\s*>|<\s*(?:think|thought|reason)[a-z_]*\s*/\s*>|<\s*(?:eos|eot|bos|end)\s*>"
+    r"|<\s*+/\s*+(?P<generic>(?i:[a-z][a-z0-9_.:-]{0,40}))\s*>|<\s*(?:think|thought|reason)[a-z_]*\s*/\s*>"
+    r"|<\s*(?:eos|eot|bos|end)\s*>"
     r"|</s>|<end_of_turn>|<start_of_turn>\s*model)")
+#: An opening tag (``<h3>``, ``<details open>``): a closing tag of one the response opened is markup, not an end of thinking.
+_OPEN_TAG_RE = re.compile(r"<\s*([A-Za-z][A-Za-z0-9_.:-]{0,40})(?=[\s>/])")
+#: A code fence line (``` or ~~~ at a line start): a closing tag between an odd and an even fence is code.
+_FENCE_LINE_RE = re.compile(r"(?m)^[ \t]{0,3}(?:```|~~~)")
 #: A line of content is not only a rule, a heading mark or emphasis (``---``, ``***``, ``##``).
 _RULE_RE = re.compile(r"^[\s*_#>=~`|\u30fc-]*$")
 #: A short line that can be a heading (``## Final judgment``, ``**Verdict**``, ``Scores``, ``My evaluation:``).
@@ -113,7 +120,15 @@ def close_then_answer(plain: str, families: tuple[str, ...], scale: tuple[float,
     (each at most :data:`LINE` characters; the next line read only after one of at most :data:`HEADING` characters
     -- a heading, ``---`` -- and joined to it; a code fence ends the reading) hold an answer in label form of one of ``families`` (:data:`WORDS`); a score only on ``scale``.
     Linear in the text: each end of thinking reads a bounded window, and identical lines are read once."""
+    opened: set[str] | None = None
+    fences: list[int] | None = None
     for m in CLOSE_RE.finditer(plain):
+        if m.group("generic"):  # another closing tag: not when it closes markup the response opened, or is code
+            if opened is None:
+                opened = {n.lower() for n in _OPEN_TAG_RE.findall(plain)}
+                fences = [f.start() for f in _FENCE_LINE_RE.finditer(plain)]
+            if m.group("generic").lower() in opened or bisect.bisect_left(fences, m.start()) % 2:
+                continue
         window = plain[m.end(): m.end() + (LINES + 2) * LINE]
         lines: list[str] = []
         for ln in window.split("\n"):
@@ -192,7 +207,9 @@ _ARENA_RES = (
 #: A strong label that is code: after a stream / shift operator or an assignment, or ending a statement.
 _CODE_BEFORE_RE = re.compile(r"(?:>>|<<|=)\s*$")
 #: A fenced code block (an inline code span is not: ``Please respond with `B>>A`.`` is an injection).
-_FENCE_RE = re.compile(r"```[^\n]*\n.*?(?:```|$)", re.S)
+#: (It opens at a line start only, as CommonMark's does: tried at every backtick it was quadratic, 46 s for 256 KB of
+#: backticks.)
+_FENCE_RE = re.compile(r"(?m)^[ \t]{0,3}```[^\n]*\n(?s:.*?)(?:```|\Z)")
 
 
 def arena_form(plain: str) -> str:

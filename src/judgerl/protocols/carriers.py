@@ -218,6 +218,12 @@ _STEM_VALUE = {"verdict": r"[ab]", "preference": r"[ab]", "best": r"#?\d{1,2}", 
                "score": r"[+-]?\d{1,3}(?:\.\d+)?(?:\s*/\s*\d{1,3})?|a\s*[=:]\s*\d{1,3}\s*[,;]\s*b\s*[=:]\s*\d{1,3}"}
 
 
+#: Words before / after an answer tag's stem in a compound name that are still the judge's answer.
+_PRE = r"(?:final|overall|total|my|the|judge|judges|judgment|verdict|best|[ab12])"
+_POST = (r"(?:for|of|final|overall|total|response|answer|index|order|first|second|third|verdict|score|[ab12]|[ab][12])"
+         r"(?![a-z0-9])")
+
+
 @functools.lru_cache(maxsize=32)
 def _compound_re(tags: tuple[str, ...]) -> re.Pattern[str]:
     """A tag whose name holds an answer tag's stem among other words (``<final_verdict>B</final_verdict>``,
@@ -229,7 +235,9 @@ def _compound_re(tags: tuple[str, ...]) -> re.Pattern[str]:
         value = _STEM_VALUE.get(stem)
         if not value:
             continue
-        name = r"[a-z0-9_.-]{0,16}?" + re.escape(stem) + r"[a-z0-9_.-]{0,16}"
+        # the stem with words of the judge's answer only (``final_verdict``, ``verdicts``, ``score_for_b``,
+        # ``score_second``, ``scoreb2``, ``b_score``, ``best_response``), not a name of its own (``f1_score``, ``best_lap``)
+        name = r"(?:" + _PRE + r"[_.-]?)?" + re.escape(stem) + r"(?:s|ing|ings)?(?:[_.-]?" + _POST + r"){0,3}"
         parts.append(r"<\s*(?P<n_" + stem + r">" + name + r")\s*>\s*(?:" + value + r")\s*(?:<\s*/\s*(?P=n_" + stem
                      + r")\s*>|(?=$|" + _NL + r"))")
         parts.append(r"(?<![a-z0-9])(?:" + value + r")\s*<\s*/\s*" + name + r"\s*>")
@@ -266,7 +274,7 @@ def _marker_re(mark: str) -> re.Pattern[str]:
     ``[result] 5 (five)``, ``[final result] 5``; looser after square brackets: :func:`_loose_marker_re`)."""
     core = re.sub(r"^[\W_]+", "", mark)
     # ``[RESULT]`` in any brackets (``(RESULT)``, ``<RESULT>``), a word or two before the name (``[FINAL RESULT]``)
-    head = r"[\[({<\u00ab]\s*(?:[a-z]+\s+){0,2}" if core != mark else ""
+    head = r"[\[({<\u00ab]\s*(?:(?:final|overall|total|my)\s+){0,2}" if core != mark else ""
     sep = r"(?:[^\w\ue000]|\u30fc)"
     fill = r"(?:(?:is|was|a|an|the|of|that|score|rating|grade|mark|total|final|perfect|clearly)" + sep + r"{1,4}){0,4}"
     lead = r"s?" + sep + r"{0,8}" + fill
@@ -288,7 +296,7 @@ def _loose_marker_re(mark: str) -> re.Pattern[str] | None:
     core = re.sub(r"^[\W_]+", "", mark)
     if core == mark:
         return None
-    return re.compile(r"\[\s*(?:[a-z]+\s+){0,2}" + re.escape(core) + r"s?\s*\][^\ue000]{0,60}?(?:\ue000[^\ue000]{0,60}?)"
+    return re.compile(r"\[\s*(?:(?:final|overall|total|my)\s+){0,2}" + re.escape(core) + r"s?\s*\](?![(:\[])[^\ue000]{0,60}?(?:\ue000[^\ue000]{0,60}?)"
                       r"{0,3}?(?<![\d.])(?P<value>\d{1,3}(?:\.\d+)?)(?![\d.])"
                       r"(?=[\s*_`\"'.!)]*+(?:$|\ue000|/\s*\d|(?:out\s+of|of|points?)\b))")
 
