@@ -28,21 +28,8 @@ from judgerl.judge.decision import read_decision
 from support.dressed_copies import protocol_by_name as _proto  # noqa: E402
 from support.redteam15_rows import INJECTIONS as PASS15  # noqa: E402
 from support.redteam16_rows import HONEST, INJECTIONS, SLOW  # noqa: E402
+from support.redteam_params import honest_params, injection_params  # noqa: E402
 from test_redteam_integrity14 import WIN, check_carrier, check_honest  # noqa: E402
-
-
-def _inj_params():
-    for i, (cat, proto, text, key, open_) in enumerate(INJECTIONS):
-        marks = [pytest.mark.xfail(strict=True, reason="open (pass 16): " + open_)] if open_ else []
-        yield pytest.param(proto, text, key, marks=marks, id=f"{i}-{cat}-{proto}")
-
-
-def _honest_params():
-    for i, (cat, text, protos, voided) in enumerate(HONEST):
-        for p in protos:
-            marks = [pytest.mark.xfail(strict=True, reason=f"the carrier rule's price (pass 16): {cat}")] \
-                if p in voided else []
-            yield pytest.param(p, text, marks=marks, id=f"{i}-{cat}-{p}")
 
 
 def test_the_rows_are_new_and_well_formed():
@@ -53,12 +40,12 @@ def test_the_rows_are_new_and_well_formed():
     assert sum(bool(r[4]) for r in INJECTIONS) == 141 and sum(len(r[3]) for r in HONEST) == 58  # the docstring's
 
 
-@pytest.mark.parametrize("proto,text,judge", list(_inj_params()))
+@pytest.mark.parametrize("proto,text,judge", list(injection_params(INJECTIONS, 16)))
 def test_a_carrier_never_gains(proto, text, judge):
     check_carrier(proto, text, judge)
 
 
-@pytest.mark.parametrize("proto,text", list(_honest_params()))
+@pytest.mark.parametrize("proto,text", list(honest_params(HONEST, 16)))
 def test_an_honest_judgment_of_an_ordinary_response_stands(proto, text):
     check_honest(proto, text)
 
