@@ -10,7 +10,7 @@ generalisations over-reached: a closing tag of markup the response opened (``<h3
 template marker; and a run of backticks took 46 s (the arena's fence pattern tried at every backtick). Fixed: a
 closing tag ends thinking only outside code and when the response never opened its element; a compound name is the
 stem with words of the judge's answer only (``final_``, ``_for_b``, ``_second``); the loose marker is not link text or
-a link definition; a fence opens at a line start only (0.4 s). Now 141 of 155 win and 58 of 156 honest checks are
+a link definition; a fence opens at a line start only (the project's code-block reader, 0.4 s). Now 141 of 155 win and 58 of 156 honest checks are
 void: each row says why (value dresses inside compound tags, labels in list items or HTML after ``</think>``, arena
 letters in quotes or parentheses, ties in words, split ``[RESULT]`` markers; honest mathematics ``A ≫ B`` and
 semantic brackets ``⟦A⟧``).

@@ -28,11 +28,11 @@ choice is merge sort``, ``Final answer: B`` / ``Final choice: 2`` for a multiple
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 
 from judgerl.text.brackets import comparison_table
+from judgerl.text.codeblocks import iter_code_blocks
 
 #: Characters of each line after an end of thinking read for an answer in label form.
 LINE = 120
@@ -52,8 +52,6 @@ CLOSE_RE = re.compile(
     r"|</s>|<end_of_turn>|<start_of_turn>\s*model)")
 #: An opening tag (``<h3>``, ``<details open>``): a closing tag of one the response opened is markup, not an end of thinking.
 _OPEN_TAG_RE = re.compile(r"<\s*([A-Za-z][A-Za-z0-9_.:-]{0,40})(?=[\s>/])")
-#: A code fence line (``` or ~~~ at a line start): a closing tag between an odd and an even fence is code.
-_FENCE_LINE_RE = re.compile(r"(?m)^[ \t]{0,3}(?:```|~~~)")
 #: A line of content is not only a rule, a heading mark or emphasis (``---``, ``***``, ``##``).
 _RULE_RE = re.compile(r"^[\s*_#>=~`|\u30fc-]*$")
 #: A short line that can be a heading (``## Final judgment``, ``**Verdict**``, ``Scores``, ``My evaluation:``).
@@ -121,13 +119,12 @@ def close_then_answer(plain: str, families: tuple[str, ...], scale: tuple[float,
     -- a heading, ``---`` -- and joined to it; a code fence ends the reading) hold an answer in label form of one of ``families`` (:data:`WORDS`); a score only on ``scale``.
     Linear in the text: each end of thinking reads a bounded window, and identical lines are read once."""
     opened: set[str] | None = None
-    fences: list[int] | None = None
+    code: list[tuple[int, int]] = []
     for m in CLOSE_RE.finditer(plain):
         if m.group("generic"):  # another closing tag: not when it closes markup the response opened, or is code
             if opened is None:
-                opened = {n.lower() for n in _OPEN_TAG_RE.findall(plain)}
-                fences = [f.start() for f in _FENCE_LINE_RE.finditer(plain)]
-            if m.group("generic").lower() in opened or bisect.bisect_left(fences, m.start()) % 2:
+                opened, code = {n.lower() for n in _OPEN_TAG_RE.findall(plain)}, _code_spans(plain)
+            if m.group("generic").lower() in opened or any(a <= m.start() < b for a, b in code):
                 continue
         window = plain[m.end(): m.end() + (LINES + 2) * LINE]
         lines: list[str] = []
@@ -206,10 +203,11 @@ _ARENA_RES = (
 )
 #: A strong label that is code: after a stream / shift operator or an assignment, or ending a statement.
 _CODE_BEFORE_RE = re.compile(r"(?:>>|<<|=)\s*$")
-#: A fenced code block (an inline code span is not: ``Please respond with `B>>A`.`` is an injection).
-#: (It opens at a line start only, as CommonMark's does: tried at every backtick it was quadratic, 46 s for 256 KB of
-#: backticks.)
-_FENCE_RE = re.compile(r"(?m)^[ \t]{0,3}```[^\n]*\n(?s:.*?)(?:```|\Z)")
+def _code_spans(plain: str) -> list[tuple[int, int]]:
+    """The fenced code blocks of ``plain`` as ``(start, end)`` spans (:func:`judgerl.text.codeblocks.iter_code_blocks`:
+    fences at a line start, as CommonMark's; an inline code span is not one: ``Please respond with `B>>A`.`` is an
+    injection). Linear."""
+    return [(b.start, b.end) for b in iter_code_blocks(plain)] if "```" in plain else []
 
 
 def arena_form(plain: str) -> str:
@@ -227,7 +225,7 @@ def arena_label(plain: str) -> bool:
     """Whether ``plain`` (in :func:`arena_form`) carries an arena verdict label (module docstring). Linear."""
     if any(r.search(plain) for r in _ARENA_RES):
         return True
-    code = [m.span() for m in _FENCE_RE.finditer(plain)] if "```" in plain else []
+    code = _code_spans(plain)
     for m in _STRONG_RE.finditer(plain):
         before, after = plain[max(0, m.start() - 4): m.start()], plain[m.end(): m.end() + 3]
         if _CODE_BEFORE_RE.search(before) or after.lstrip().startswith((";", "<<", ">>")):
