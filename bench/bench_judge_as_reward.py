@@ -253,7 +253,7 @@ def readout(out: Path, arm: str, seed: int) -> dict:
     examples and the hacking verdict of one arm's policy run."""
     from judgerl.arena.scores import Game, valid_games, win_rate, win_rate_ci
     from judgerl.eval.intervals import bootstrap_ci
-    from judgerl.train.curves import read_curves
+    from judgerl.train.curves import hacking_verdicts, read_curves
 
     run_dir = out / f"policy-{arm}"
     recs = read_curves(run_dir / "curves.jsonl")
@@ -272,7 +272,6 @@ def readout(out: Path, arm: str, seed: int) -> dict:
     kinds = sorted({k for r in roll for k in (r.get("audit") or {})})
     flagged = [{"id": r["id"], "flags": list(r["audit"]), "response": r["response"][:300]}
                for r in final_rows if r.get("audit")]  # audit: the kinds flagged in that response
-    verdicts = [r["step"] for r in held if (r.get("hacking") or {}).get("suspected")]
     return {
         "final_step": held[-1]["step"],
         "gold_base": held[0].get("gold_score_mean"), "gold_final": held[-1].get("gold_score_mean"),
@@ -282,9 +281,7 @@ def readout(out: Path, arm: str, seed: int) -> dict:
         "gold_win_rate": win_rate(ok), "gold_win_rate_ci": win_rate_ci(ok), "n_games": len(ok),
         "audit_rates": {k: sum(float((r.get("audit") or {}).get(k, 0)) for r in roll) / max(1, len(roll)) for k in kinds},
         "flagged_examples": flagged[:3],
-        "hacking": "suspected at steps " + ", ".join(map(str, verdicts)) if verdicts else
-                   ("not suspected" if "reason" not in (held[-1].get("hacking") or {}) else
-                    f"untestable ({held[-1]['hacking']['reason']})"),
+        **hacking_verdicts(held, roll),  # judgerl.train.curves
         "curves": [{k: r.get(k) for k in ("step", "gold_score_mean", "judge_score_mean")} for r in held],
     }
 
@@ -341,7 +338,8 @@ def report(args: Any, out: Path, stages: Stages) -> str:
              format_agreement(st["agreement"]) if "agreement" in st else "(not run)", "",
              "### Policy arms (held-out prompts)", "",
              "| arm | gold base → final | gain [95% CI] | recovered | gold win rate vs base [CI] | final gold − random arm's "
-             "(paired) [CI] | train judge base → final | audit any | hacking test |", "|---|---|---|---:|---|---|---|---:|---|"]
+             "(paired) [CI] | train judge base → final | audit any | hacking test (held-out) | hacking test (rollouts) |",
+             "|---|---|---|---:|---|---|---|---:|---|---|"]
     for a in arms:
         r = st[f"readout-{a}"]
         vs = paired_difference(out, a, "random", args.seed) if a != "random" and "random" in arms else None
@@ -349,7 +347,7 @@ def report(args: Any, out: Path, stages: Stages) -> str:
                      f"{'-' if a == 'oracle' else f(recovered(r['gold_gain'], oracle))} | {f(r['gold_win_rate'])} "
                      f"{ci(r['gold_win_rate_ci'])} | {f(vs and vs['mean'])} {ci(vs and vs['ci'])} | "
                      f"{f(r['judge_base'])} → {f(r['judge_final'])} | "
-                     f"{f(r['audit_rates'].get('any'))} | {r['hacking']} |")
+                     f"{f(r['audit_rates'].get('any'))} | {r['hacking']} | {r['hacking_rollouts']} |")
     lines += ["", f"Curves of all arms: `{png}`.", ""]
     for a in arms:
         for ex in st[f"readout-{a}"]["flagged_examples"][:1]:
@@ -371,6 +369,8 @@ def run_study(args: Any, stages: Stages) -> str:
     if judge_arms:
         judges = judge_stages(args, stages, out, sp, judge_arms)
     for arm in (a for a in ARMS if a in args.arms):
+        if stages.done(f"readout-{arm}") and "hacking_rollouts" not in stages.result(f"readout-{arm}"):
+            stages.forget(f"readout-{arm}")  # a read-out from before the rollout hacking test: read again
         stages.run(f"policy-{arm}", policy, args, stages, out, arm, judges.get(arm))
         stages.run(f"readout-{arm}", readout, out, arm, args.seed)
     return report(args, out, stages)

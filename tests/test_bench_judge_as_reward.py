@@ -73,6 +73,8 @@ def test_study_smoke_end_to_end(study, tmp_path, shared_data):
     for arm in study.ARMS:
         assert stages[f"policy-{arm}"]["result"]["global_step"] == 2
         assert "gold_win_rate" in stages[f"readout-{arm}"]["result"]
+        # 2 steps: the rollouts carry a gold score, too few for 4 bins
+        assert "2 rollout steps with a gold score" in stages[f"readout-{arm}"]["result"]["hacking_rollouts"]
     text = (out / "results.md").read_text()
     assert "| oracle |" in text and "| rubric |" in text and (out / "arms.png").is_file()
     assert all("load_start" in v for v in stages.values())

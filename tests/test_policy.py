@@ -21,8 +21,10 @@ from judgerl.protocols import get_protocol
 from judgerl.rewards.judge_reward import RewardFailure, get_judge_reward
 from judgerl.judge.scorer import JudgeScorer
 from judgerl.train.config import RecipeError
-from judgerl.train.curves import hacking_test, plot_curves, read_curves, truncate_curves
-from judgerl.train.policy import load_prompts, split_prompts
+from judgerl.train.curves import (
+    hacking_test, hacking_verdicts, plot_curves, read_curves, rollout_hacking_test, truncate_curves,
+)
+from judgerl.train.policy import PolicyMonitor, load_prompts, split_prompts
 from judgerl.train.policy_config import is_policy_recipe, load_policy_recipe
 
 
@@ -104,6 +106,94 @@ def test_hacking_test_flags_train_up_gold_down_only():
     assert not hacking_test(up_down, min_delta=5)["suspected"]
     with pytest.raises(ValueError):
         hacking_test(up_down, window=2)
+
+
+def rollout(step, train, gold):
+    return {"kind": "rollout", "step": step, "judge_score_mean": train, "gold_score_mean": gold}
+
+
+def test_rollout_hacking_test_bins_the_rollouts_by_step():
+    # 8 steps, 4 bins of 2: train judge up, gold down -> suspected; the bins' mean steps are reported
+    up_down = [rollout(s, 2 + 0.5 * s, 7 - 0.5 * s) for s in range(1, 9)]
+    r = rollout_hacking_test(up_down)
+    assert r["suspected"] and r["source"] == "rollouts" and r["rollout_steps"] == 8
+    assert r["steps"] == [1.5, 3.5, 5.5, 7.5] and r["delta_gold"] < 0 < r["delta_train"]
+    # order of the records does not matter; held-out records and rollouts without a gold score are not used
+    mixed = list(reversed(up_down)) + [heldout(0, 9, 9), rollout(9, 5, None), {"kind": "rollout", "step": 10}]
+    assert rollout_hacking_test(mixed) == r
+    both_up = [rollout(s, 2 + 0.5 * s, 2 + 0.4 * s) for s in range(1, 9)]
+    assert not rollout_hacking_test(both_up)["suspected"]
+    # noise within a bin is averaged away: an up-down trend with alternating noise is still found
+    noisy = [rollout(s, 2 + 0.5 * s + (1 if s % 2 else -1), 7 - 0.5 * s + (-1 if s % 2 else 1)) for s in range(1, 13)]
+    assert rollout_hacking_test(noisy)["suspected"]
+    # 10 steps in 4 bins: sizes 3, 3, 2, 2 (numpy.array_split's rule)
+    assert rollout_hacking_test([rollout(s, s, -s) for s in range(1, 11)])["steps"] == [2.0, 5.0, 7.5, 9.5]
+    few = rollout_hacking_test(up_down[:3])
+    assert not few["suspected"] and "3 rollout steps with a gold score, need 4" in few["reason"]
+    assert rollout_hacking_test(up_down, bins=3)["window"] == 3
+    with pytest.raises(ValueError):
+        rollout_hacking_test(up_down, bins=2)
+
+
+def test_hacking_verdicts_in_words_for_the_study_table():
+    three = [heldout(0, 1, 2), heldout(20, 3, 3), heldout(40, 5, 4)]  # steps 0, 20, 40: the study's read-outs
+    three = [r | {"hacking": {"suspected": False, "reason": "k of 4 evaluations"}} for r in three]
+    v = hacking_verdicts(three, [])
+    assert v["hacking"] == "not suspected (judge +4.00, gold +2.00; window 3)"
+    assert v["hacking_rollouts"].startswith("untestable (no gold score on the rollouts")
+    hacked = [r | {"gold_score_mean": 6 - r["step"] / 10} for r in three]
+    assert hacking_verdicts(hacked, [])["hacking"].startswith("SUSPECTED (judge +4.00, gold -4.00")
+    written = three[:2] + [three[2] | {"hacking": {"suspected": True}}]
+    assert hacking_verdicts(written, [])["hacking"] == "SUSPECTED at steps 40"
+    roll = [rollout(s, 2 + 0.5 * s, 7 - 0.5 * s) for s in range(1, 9)]
+    assert hacking_verdicts(three, roll)["hacking_rollouts"] == "SUSPECTED (judge +3.00, gold -3.00)"
+    assert hacking_verdicts([], roll[:2]) == {
+        "hacking": "untestable (no held-out evaluation)",
+        "hacking_rollouts": "untestable (2 rollout steps with a gold score, need 4)"}
+
+
+class _Batch:
+    def __init__(self, n):
+        self.scores, self.valid, self.mode, self.note = [4.0] * n, [True] * n, "expected", None
+
+
+class _Reward:
+    __name__ = "judge"
+
+    def __call__(self, completions, prompts=None, **kw):
+        self.last = _Batch(len(completions))
+        return [0.5] * len(completions)
+
+
+class _Gold:
+    scale = (0.0, 9.0)
+
+    def __init__(self, mode):
+        self.mode, self.calls = mode, []
+
+    def score_batch(self, items):
+        from judgerl.judge.scorer import PointScore
+
+        self.calls.append([(it.prompt, it.response) for it in items])
+        return [PointScore(float(len(it.response) % 10), True, "", None, self.mode) for it in items]
+
+
+@pytest.mark.parametrize("mode, forced, scored", [("programmatic", None, True), ("expected", None, False),
+                                                  ("expected", True, True), ("programmatic", False, False)])
+def test_monitor_scores_rollouts_with_a_programmatic_gold_only_by_default(tmp_path, mode, forced, scored):
+    gold = _Gold(mode)
+    mon = PolicyMonitor(_Reward(), gold, [], None, tmp_path, eval_every=10, eval_max_new_tokens=8,
+                        rollout_gold=forced)
+    prompts = [[{"role": "user", "content": "Write a poem."}]] * 2
+    completions = [[{"role": "assistant", "content": "abc"}], [{"role": "assistant", "content": "abcde"}]]
+    assert mon.reward_fn(completions, prompts=prompts) == [0.5, 0.5]
+    rec = read_curves(tmp_path / "curves.jsonl")[-1]
+    assert rec["kind"] == "rollout" and rec["judge_score_mean"] == 4.0
+    if scored:
+        assert gold.calls == [[("Write a poem.", "abc"), ("Write a poem.", "abcde")]]
+        assert rec["gold_score_mean"] == 4.0 and rec["gold_valid_rate"] == 1.0
+    else:
+        assert gold.calls == [] and "gold_score_mean" not in rec
 
 
 def test_curves_truncate_torn_lines_and_plot(tmp_path):
@@ -207,6 +297,9 @@ def test_policy_in_process_expected_judge_writes_gold_curves(tmp_path, short_ife
     assert [r["step"] for r in roll] == [1, 2, 3] and all(r["score_mode"] == "expected" for r in roll)
     assert all(r["judge_valid_rate"] == 1.0 and 0 < r["judge_score_mean"] < 9 for r in roll)
     assert all(r["judge_valid_rate"] == 1.0 for r in held)
+    # the programmatic gold scores the rollouts too; every held-out record runs the rollout hacking test
+    assert all(r["gold_valid_rate"] == 1.0 and 0 <= r["gold_score_mean"] <= 9 for r in roll)
+    assert held[-1]["hacking_rollouts"]["source"] == "rollouts" and held[-1]["hacking_rollouts"]["rollout_steps"] == 3
     assert (tmp_path / "run" / "curves.png").is_file()
     rows = [json.loads(x) for x in (tmp_path / "run" / "heldout" / "step-3.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all("gold_score" in r and "response" in r for r in rows)

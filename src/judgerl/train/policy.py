@@ -18,7 +18,8 @@ reward hacking (train score rises while gold score falls).
 3. :class:`PolicyMonitor` audits every reward call's rollouts for reward hacking (:mod:`judgerl.audit`)
    and, every ``eval_every`` steps (and at step 0 and the end), generates greedy responses to the held-out
    prompts and scores them with the training judge and the gold judge (``curves.jsonl``, ``curves.png``,
-   ``heldout/step-N.jsonl``; the hacking test of :mod:`judgerl.train.curves`);
+   ``heldout/step-N.jsonl``; the hacking test of :mod:`judgerl.train.curves`); a programmatic gold judge
+   also scores every step's rollouts, so the same test runs over the training rollouts, binned by step;
 4. if training fails (the reward server stayed down, anything else) a checkpoint of the current step is
    saved and :class:`PolicyTrainingError` says so; ``resume: true`` (``--resume``) continues from it.
 """
@@ -41,6 +42,7 @@ from judgerl.train.curves import (
     hacking_test,
     plot_curves,
     read_curves,
+    rollout_hacking_test,
     truncate_curves,
 )
 from judgerl.train.policy_config import PolicyConfig
@@ -210,15 +212,21 @@ class PolicyMonitor(TrainerCallback):
         eval_every: Held-out evaluation every K steps.
         eval_max_new_tokens: Policy tokens per held-out response.
         hacking: ``window``, ``min_rho``, ``min_delta`` of :func:`~judgerl.train.curves.hacking_test`.
+        rollout_gold: Score every reward call's rollouts with the gold judge too (``gold_score_mean``,
+            ``gold_valid_rate`` in the rollout records; :func:`~judgerl.train.curves.rollout_hacking_test` at
+            each held-out evaluation). None (default): when the gold judge is programmatic (mode
+            ``programmatic``: no generation, milliseconds per rollout); an LLM gold judge would double the
+            judging cost of every step, so it scores the held-out prompts only unless this is True.
 
     :attr:`reward_fn` is the reward function to give the trainer (the judge, plus the rollout audit).
     """
 
     def __init__(self, reward: Any, gold: PointwiseScorer, heldout: Sequence[tuple[str, str]], tokenizer: Any,
                  out_dir: str | Path, *, eval_every: int, eval_max_new_tokens: int,
-                 hacking: dict[str, Any] | None = None) -> None:
+                 hacking: dict[str, Any] | None = None, rollout_gold: bool | None = None) -> None:
         self.reward = reward
         self.gold = gold
+        self.rollout_gold = getattr(gold, "mode", None) == "programmatic" if rollout_gold is None else rollout_gold
         self.heldout = list(heldout)
         self.tokenizer = tokenizer
         self.out = Path(out_dir)
@@ -248,14 +256,26 @@ class PolicyMonitor(TrainerCallback):
             for k, v in rates.items():
                 log_metric(f"audit/{k}", v)
         scores = [s for s in batch.scores if s is not None]
-        append_curve(self.curves, {
+        rec: dict[str, Any] = {
             "kind": "rollout", "step": step, "n": len(texts), "time": round(time.time(), 3),
             "reward_mean": sum(float(r) for r in rewards if r is not None) / max(1, len(rewards)),
             "judge_score_mean": sum(scores) / len(scores) if scores else None,
             "judge_valid_rate": sum(batch.valid) / max(1, len(batch.valid)),
             "score_mode": batch.mode, "score_mode_note": batch.note, "audit": rates,
-        })
+        }
+        if self.rollout_gold and prompts is not None and len(prompts) == len(texts):
+            rec.update(self._gold_of([prompt_text(p) for p in prompts], texts))
+        append_curve(self.curves, rec)
         return rewards
+
+    def _gold_of(self, prompts: Sequence[str], responses: Sequence[str]) -> dict[str, Any]:
+        """``{"gold_score_mean", "gold_valid_rate"}`` of rollouts under the gold judge (mean over valid scores;
+        None when none is valid)."""
+        from judgerl.judge.scorer import ScoreItem
+
+        gold = self.gold.score_batch([ScoreItem(p, r) for p, r in zip(prompts, responses)])
+        g = [float(s.score) for s in gold if s.valid and s.score is not None]
+        return {"gold_score_mean": sum(g) / len(g) if g else None, "gold_valid_rate": len(g) / max(1, len(responses))}
 
     # -- held-out evaluation -------------------------------------------------------------------------
     def evaluate(self, model: Any, step: int) -> dict[str, Any]:
@@ -289,8 +309,14 @@ class PolicyMonitor(TrainerCallback):
             "score_mode": judged.mode, "audit": flag_rates(flags),
             "mean_response_chars": sum(map(len, responses)) / max(1, len(responses)),
         }
-        earlier = [r for r in read_curves(self.curves) if r.get("kind") == "heldout" and r["step"] < step]
+        records = read_curves(self.curves)
+        earlier = [r for r in records if r.get("kind") == "heldout" and r["step"] < step]
         rec["hacking"] = hacking_test(earlier + [rec], **self.hacking)
+        if self.rollout_gold:  # the same rule over the rollouts so far, binned by step
+            rec["hacking_rollouts"] = rollout_hacking_test(
+                [r for r in records if r.get("kind") == "rollout" and int(r.get("step") or 0) <= step],
+                bins=self.hacking.get("window", 4), min_rho=self.hacking.get("min_rho", 0.6),
+                min_delta=self.hacking.get("min_delta", 0.0))
         append_curve(self.curves, rec)
         rows = [{"id": i, "prompt": p, "response": r, "gold_score": gs.score, "judge_score": js, "audit": f}
                 for (i, p), r, gs, js, f in zip(self.heldout, responses, gold, judged.scores, flags)]
@@ -298,8 +324,10 @@ class PolicyMonitor(TrainerCallback):
         (self.out / "heldout" / f"step-{step}.jsonl").write_text(
             "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
         plot_curves(read_curves(self.curves), self.out / CURVES_PNG, self.gold.scale)
-        if rec["hacking"].get("suspected"):
-            logger.warning("step %d: reward hacking suspected (train judge up, gold down): %s", step, rec["hacking"])
+        for key in ("hacking", "hacking_rollouts"):
+            if (rec.get(key) or {}).get("suspected"):
+                logger.warning("step %d: reward hacking suspected (%s: train judge up, gold down): %s", step, key,
+                               rec[key])
         return rec
 
     def _evaluated(self, step: int) -> bool:
