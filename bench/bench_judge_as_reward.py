@@ -16,7 +16,8 @@ their checkpoints):
    on the same gold-labelled training responses with ``--train-tool-judge``, :func:`train_tool_judge`;
    ``--tool-judge`` names a judge trained elsewhere; without either, the base judge with tools, marked
    ``trained: false``), ``rubric``  (the reasoning judge, shown each prompt's rubric
-   derived from its IFEval instructions: :mod:`judgerl.gold.rubric`);
+   derived from its IFEval instructions: :mod:`judgerl.gold.rubric`), ``tool-rubric`` (the tool judge trained,
+   labelled and served with those rubrics: the instructions named for it, so it need not find them in the prompt);
 3. static agreement of each judge arm with the gold on held-out records (expected score as served, and the
    written score without answer forcing for the honest invalid rate): alpha, Spearman, invalid rate
    (:mod:`judgerl.gold.agreement`);
@@ -57,8 +58,13 @@ from bench_policy_reward import (  # noqa: E402
 )
 
 #: The arms, in report order (``oracle`` first: it says how far GRPO can move the policy at all).
-ARMS = ("oracle", "random", "nonreasoning", "reasoning", "tool", "rubric")
+ARMS = ("oracle", "random", "nonreasoning", "reasoning", "tool", "rubric", "tool-rubric")
 JUDGE_ARMS = ARMS[2:]
+#: Arms whose judge is shown each prompt's IFEval rubric (labelled and served with it): ``rubric`` shows it to the
+#: reasoning judge, trained without rubrics; ``tool-rubric`` trains the tool judge on rubric prompts too.
+RUBRIC_ARMS = ("rubric", "tool-rubric")
+#: The judge an arm is served: its own, except the rubric arm's (the reasoning judge).
+JUDGE_OF = {"rubric": "reasoning"}
 #: The policy reward of the arms without a judge: the gold checker (oracle), a seeded random score (the control).
 _REWARD_OF = {"oracle": "gold", "random": "random"}
 
@@ -132,9 +138,11 @@ def split(args: Any) -> dict:
     return {"train": [i for i, _ in train], "heldout": [i for i, _ in held]}
 
 
-def tool_judge_pairs(gold_dir: str, ifeval: str, dest: Path) -> dict:
+def tool_judge_pairs(gold_dir: str, ifeval: str, dest: Path, rubric: bool = False) -> dict:
     """The training prompts' gold-labelled responses as pairs for ``tir-judge-if`` (each response a pointwise row
-    with its gold score), with the IFEval instructions of their prompt in ``meta`` (what the IF teacher checks).
+    with its gold score), with the IFEval instructions of their prompt in ``meta`` (what the IF teacher checks);
+    ``rubric``: each pair carries its prompt's IFEval rubric (:mod:`judgerl.gold.rubric`), so the judge is trained
+    on the rubric prompts it is served with.
 
     Returns:
         ``{"pairs": n, "unpaired": k, "no_record": m}`` (labels whose prompt is not an IFEval record are left out).
@@ -144,9 +152,11 @@ def tool_judge_pairs(gold_dir: str, ifeval: str, dest: Path) -> dict:
     from judgerl.data import write_pairs_jsonl
     from judgerl.gold.ifeval import IFEvalGoldJudge
     from judgerl.gold.label import read_labels
+    from judgerl.gold.rubric import IFEvalRubrics
     from judgerl.train.gold_judge import gold_pairs
 
     checker = IFEvalGoldJudge.from_file(ifeval)
+    rubrics = IFEvalRubrics.from_file(ifeval) if rubric else None
     pairs, unpaired = gold_pairs(read_labels(gold_dir))
     out, missing = [], 0
     for p in pairs:
@@ -157,22 +167,24 @@ def tool_judge_pairs(gold_dir: str, ifeval: str, dest: Path) -> dict:
         skipped = [i for i in rec.instruction_id_list if checker.skip_reason(i) is not None]
         out.append(replace(p, meta={**p.meta, "domain": "if", "key": rec.key, "skipped": skipped,
                                     "instruction_ids": list(rec.instruction_id_list),
-                                    "kwargs": [dict(k) for k in rec.kwargs]}))
+                                    "kwargs": [dict(k) for k in rec.kwargs]},
+                           rubric=rubrics.for_prompt(rec.key) if rubrics else p.rubric))
     write_pairs_jsonl(out, dest)
     return {"pairs": len(out), "unpaired": unpaired, "no_record": missing}
 
 
-def train_tool_judge(args: Any, out: Path, gold_dir: str, minutes: float) -> dict:
+def train_tool_judge(args: Any, out: Path, gold_dir: str, minutes: float, rubric: bool = False) -> dict:
     """The tool arm's judge: recipe ``tir-judge-if`` (the IF teacher's SFT, then pointwise TIR GRPO) on the training
     prompts' gold-labelled responses only; ``--tool-judge`` names a judge trained elsewhere instead. The run (SFT and
     GRPO, both resumable) stops after ``minutes`` (the study's budget left); ``--sft-steps`` and
-    ``--judge-grpo-steps`` bound it."""
+    ``--judge-grpo-steps`` bound it. ``rubric``: the ``tool-rubric`` arm's judge, trained on rubric prompts
+    (``judge-tool-rubric/``)."""
     if args.tool_judge or not args.train_tool_judge:
         return {"model": args.tool_judge or args.judge, "tools": True, "trained": bool(args.tool_judge)}
     from judgerl.train.run import load_run_recipe, run_training
 
-    run_dir = out / "judge-tool"
-    counts = tool_judge_pairs(gold_dir, args.ifeval, run_dir / "gold_pairs.jsonl")
+    run_dir = out / ("judge-tool-rubric" if rubric else "judge-tool")
+    counts = tool_judge_pairs(gold_dir, args.ifeval, run_dir / "gold_pairs.jsonl", rubric=rubric)
     sets = [f"data.path={run_dir / 'gold_pairs.jsonl'}", "data.limit=null", f"output_dir={run_dir}", "resume=true",
             f"model={args.judge}", f"seed={args.seed}", f"warmup.steps={args.sft_steps}",
             f"grpo.max_steps={args.judge_grpo_steps}", f"time_limit_min={max(1.0, minutes)}"]
@@ -191,8 +203,8 @@ def train_tool_judge(args: Any, out: Path, gold_dir: str, minutes: float) -> dic
 def train_judge(args: Any, out: Path, arm: str, gold_dir: str, minutes: float = 600.0) -> dict | None:
     """The judge of one arm, trained on the training prompts' gold labels only (the tool judge's run within
     ``minutes``; the reasoning judge's GRPO within ``--judge-grpo-minutes``)."""
-    if arm == "tool":
-        return train_tool_judge(args, out, gold_dir, minutes)
+    if arm in ("tool", "tool-rubric"):
+        return train_tool_judge(args, out, gold_dir, minutes, rubric=arm == "tool-rubric")
     from judgerl.train.gold_judge import train_gold_judge
 
     reasoning = arm != "nonreasoning"
@@ -227,7 +239,7 @@ def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -
         overrides.append("instructions=" + json.dumps(args.instructions))  # a YAML flow list
     if args.smoke:
         overrides += ["grpo.per_device_train_batch_size=2", "grpo.save_steps=1"]
-    if arm == "rubric":
+    if arm in RUBRIC_ARMS:
         overrides.append("rubric=ifeval")
     overrides += args.set  # last: a --set KEY=VALUE wins over the study's own choice of the same key
     cfg = load_policy_recipe("policy-grpo", overrides)
@@ -385,14 +397,14 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
                            "gold-heldout")
     judges = {}
     for arm in judge_arms:
-        base_arm = "reasoning" if arm == "rubric" else arm  # the rubric arm is the reasoning judge, shown rubrics
+        base_arm = JUDGE_OF.get(arm, arm)  # the rubric arm is the reasoning judge, shown rubrics
         judges[arm] = stages.run(f"judge-{base_arm}", train_judge, args, out, base_arm, gold_train["dir"],
                                  minutes=stages.left_min() - args.reserve_min)
     held_records = str(out / "records-heldout.jsonl")
     for arm, j in judges.items():
         for mode in ("expected", "parsed"):
             stages.run(f"static-{arm}-{mode}", label, args, out, j["model"], held_records, f"{arm}-{mode}", mode=mode,
-                       tools=j["tools"], rubric=arm == "rubric")
+                       tools=j["tools"], rubric=arm in RUBRIC_ARMS)
     labels = {f"{a}-{m}": str(out / "labels" / f"{a}-{m}") for a in judges for m in ("expected", "parsed")}
     if stages.done("agreement") and set(stages.result("agreement")) != set(labels):
         stages.forget("agreement")  # a judge arm was added since: its agreement is computed with the others'
@@ -409,8 +421,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--judge", default="smollm2-135m", help="Base model of the trained judges.")
     ap.add_argument("--tool-judge", default=None, help="The tool-using pointwise IF judge (a trained judge directory "
                     "or name); default: --judge with tools, untrained.")
-    ap.add_argument("--train-tool-judge", action="store_true", help="Train the tool arm's judge in-study "
-                    "(tir-judge-if on the training prompts' gold labels); default: --tool-judge, else the base judge "
+    ap.add_argument("--train-tool-judge", action="store_true", help="Train the tool arms' judges in-study "
+                    "(tir-judge-if on the training prompts' gold labels; tool-rubric: on rubric prompts); default: --tool-judge, else the base judge "
                     "with tools, untrained.")
     ap.add_argument("--heldout", type=int, default=24)
     ap.add_argument("--label-prompts", type=int, default=96, help="Training prompts whose responses get gold labels.")

@@ -62,7 +62,7 @@ def test_fraction_of_the_oracle_gain_recovered(study):
 def test_smoke_arguments_are_tiny_and_cover_every_arm(study):
     args = study.parse_args(["--smoke", "--out", "x"])
     assert args.steps == 2 and args.heldout == 2 and args.train_limit == 4
-    assert study.ARMS == ("oracle", "random", "nonreasoning", "reasoning", "tool", "rubric")
+    assert study.ARMS == ("oracle", "random", "nonreasoning", "reasoning", "tool", "rubric", "tool-rubric")
 
 
 @pytest.mark.slow
@@ -76,7 +76,7 @@ def test_study_smoke_end_to_end(study, tmp_path, shared_data):
         # 2 steps: the rollouts carry a gold score, too few for 4 bins
         assert "2 rollout steps with a gold score" in stages[f"readout-{arm}"]["result"]["hacking_rollouts"]
     text = (out / "results.md").read_text()
-    assert "| oracle |" in text and "| rubric |" in text and (out / "arms.png").is_file()
+    assert "| oracle |" in text and "| rubric |" in text and "| tool-rubric |" in text and (out / "arms.png").is_file()
     assert all("load_start" in v for v in stages.values())
 
 
@@ -180,6 +180,53 @@ def test_paired_difference_compares_two_arms_final_gold_on_the_same_prompts(stud
     assert got["n"] == 3 and got["mean"] == pytest.approx((4 + 0 + 6) / 3)  # prompts 1-3 (4: unscored, 5: one arm)
     assert got["ci"][0] <= got["mean"] <= got["ci"][1]
     assert study.paired_difference(tmp_path, "tool", "oracle", seed=0) is None  # no such arm's evaluations
+
+
+def test_tool_rubric_pairs_carry_the_prompts_ifeval_rubric(study, tmp_path, shared_data):
+    """The tool-rubric arm's judge is trained on the rubric prompts it is labelled and served with: its pairs carry
+    the IFEval rubric of their prompt (one line per instruction), which the pairs file keeps."""
+    from judgerl.data import load_pairs
+    from judgerl.gold.rubric import RUBRIC_HEADER
+
+    ifeval = shared_data / "ifeval" / "input_data.jsonl"
+    rec = json.loads(ifeval.read_text().splitlines()[0])
+    labels = tmp_path / "gold"
+    labels.mkdir()
+    (labels / "labels.jsonl").write_text("".join(
+        json.dumps({"id": f"r{i}", "prompt": rec["prompt"], "response": f"answer {i}", "score": s, "valid": True})
+        + "\n" for i, s in enumerate([3.0, 9.0])))
+    study.tool_judge_pairs(str(labels), str(ifeval), tmp_path / "plain.jsonl")
+    assert load_pairs(tmp_path / "plain.jsonl").pairs[0].rubric is None
+    study.tool_judge_pairs(str(labels), str(ifeval), tmp_path / "rubric.jsonl", rubric=True)
+    rubric = load_pairs(tmp_path / "rubric.jsonl").pairs[0].rubric
+    assert rubric.startswith(RUBRIC_HEADER) and len(rubric.splitlines()) == len(rec["instruction_id_list"]) + 2
+
+
+def test_rubric_arms_are_labelled_and_rewarded_with_rubrics(study, tmp_path, monkeypatch):
+    """``rubric`` and ``tool-rubric`` show the judge each prompt's rubric in its static labels and as the policy's
+    reward; ``tool-rubric`` trains its own tool judge (``judge-tool-rubric``), ``rubric`` reuses the reasoning judge."""
+    import judgerl.train.policy as policy_mod
+
+    labelled, trained = [], []
+    monkeypatch.setattr(study, "agreement", lambda out, gold, labels: dict.fromkeys(labels, {}))
+    monkeypatch.setattr(study, "base_responses", lambda *a, **k: {"ok": 1})
+    monkeypatch.setattr(study, "label", lambda *a, **k: labelled.append((a[4], k.get("rubric", False))) or {"dir": "d"})
+    monkeypatch.setattr(study, "train_judge", lambda args, out, arm, gold, minutes: trained.append(arm) or
+                        {"model": f"m-{arm}", "tools": arm.startswith("tool")})
+    args = study.parse_args(["--out", str(tmp_path)])
+    judges = study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, {"train": [], "heldout": []},
+                                ["reasoning", "rubric", "tool", "tool-rubric"])
+    assert trained == ["reasoning", "tool", "tool-rubric"] and judges["rubric"]["model"] == "m-reasoning"
+    shown = dict(labelled)
+    assert shown["rubric-expected"] and shown["tool-rubric-parsed"] and not shown["tool-expected"]
+    assert not shown["reasoning-parsed"] and not shown["gold-train"]
+    seen = {}
+    monkeypatch.setattr(policy_mod, "run_policy", lambda cfg: seen.setdefault("cfg", cfg) and {"global_step": 0})
+    monkeypatch.setattr(study, "Server", lambda *a, **k: type("S", (), {"url": "http://x", "stop": lambda self: None})())
+    for arm, rubric in (("tool-rubric", "ifeval"), ("tool", None), ("rubric", "ifeval")):
+        seen.clear()
+        study.policy(args, study.Stages(tmp_path, 60), tmp_path, arm, judges[arm])
+        assert seen["cfg"].rubric == rubric and seen["cfg"].reward_url == "http://x"
 
 
 def test_a_tool_judge_is_labelled_and_served_with_the_response_namespace(study, tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from judgerl.data import detect_format, iter_records, load_pairs, write_pairs_jsonl
+from judgerl.data.errors import DataFormatError
 from judgerl.data.formats.base import dataset_stem
 from judgerl.types import PreferencePair
 
@@ -99,13 +100,25 @@ def test_canonical_round_trip(tmp_path: Path, name: str) -> None:
             meta={"votes": [1, 1, 0], "ü": "ß"},
         ),
         PreferencePair("b", "p2", "x", "y", source="s2", tie=True),
+        PreferencePair("c", "p3", "x", "y", rubric="1. No commas.\n2. All lowercase."),  # a rubric survives
     ]
     out = tmp_path / name
-    assert write_pairs_jsonl(pairs, out) == 2
+    assert write_pairs_jsonl(pairs, out) == 3
     assert detect_format(out) == "judgerl"
     result = load_pairs(out)
     assert result.format == "judgerl" and result.pairs == pairs
     assert not list(out.parent.glob(".*"))  # no temporary file left behind
+
+
+@pytest.mark.parametrize("rubric", [3, "", "  ", ["a"]])
+def test_canonical_rubric_must_be_text_or_null(tmp_path: Path, rubric) -> None:
+    path = tmp_path / "pairs.jsonl"
+    row = {"id": "a", "prompt": "p", "chosen": "c", "rejected": "r", "tie": False, "rubric": rubric}
+    path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "id": "b", "rubric": None}) + "\n")
+    with pytest.raises(DataFormatError, match=r"pairs.jsonl.*line 1.*rubric"):
+        load_pairs(path)
+    path.write_text(json.dumps({**row, "rubric": None}) + "\n")
+    assert load_pairs(path).pairs[0].rubric is None
 
 
 def test_real_data_round_trip(tmp_path: Path, shared_data: Path) -> None:

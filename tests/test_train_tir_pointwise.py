@@ -53,6 +53,22 @@ def test_rows_show_one_response_with_tools_and_its_gold_score() -> None:
         build_rows([PAIR], "tir-pointwise", get_protocol("pav"), None)
 
 
+RUBRIC = "The response must follow every instruction of the user:\n1. All lowercase letters.\nScore: 9 x ..."
+
+
+@pytest.mark.parametrize("task", ["tir-pointwise", "pointwise", "regression", "pairwise", "tir", "multitask"])
+def test_rows_of_a_pair_with_a_rubric_show_it_in_every_task(task: str) -> None:
+    """A rubric-conditioned judge is trained on the prompts it is served with (``--rubric``): every task's rows
+    carry the pair's rubric; a pair without one gives the same rows as before."""
+    from dataclasses import replace
+
+    pt = get_protocol("pos", namespace=True, min_score=0, max_score=9)
+    pw = get_protocol("pav")
+    rows = build_rows([replace(PAIR, rubric=RUBRIC)], task, pw, pt)
+    assert rows and all(RUBRIC.splitlines()[1] in r["prompt"][-1]["content"] for r in rows)
+    assert all(RUBRIC.splitlines()[1] not in r["prompt"][-1]["content"] for r in build_rows([PAIR], task, pw, pt))
+
+
 def _traj(score: int) -> str:
     return (f"<think>Let me check.\n```python\nprint(1)\n```\n```output\n1 of 1\n```\nIt follows 1 of 1.</think>\n"
             f"<score>{score}</score>")
@@ -73,9 +89,12 @@ def test_a_score_copied_from_the_response_pays_nothing() -> None:
     assert out == [0.0]
 
 
-def test_the_if_teacher_scores_each_row_with_code(shared_data: Path) -> None:
+@pytest.mark.parametrize("rubric", [None, RUBRIC])
+def test_the_if_teacher_scores_each_row_with_code(shared_data: Path, rubric: str | None) -> None:
     """The programmatic teacher judges tir-pointwise rows through the Judge and the sandbox (its check program
-    over RESPONSE), rejection-sampled against the gold score."""
+    over RESPONSE), rejection-sampled against the gold score; rubric prompts too (the tool-rubric judge)."""
+    from dataclasses import replace
+
     from judgerl.tools import bwrap_available
 
     if not bwrap_available():
@@ -84,8 +103,9 @@ def test_the_if_teacher_scores_each_row_with_code(shared_data: Path) -> None:
     from judgerl.train.sections import DistillConfig, ToolsConfig
 
     pt = get_protocol("pos", namespace=True, min_score=0, max_score=9)
-    rows = build_rows([PAIR], "tir-pointwise", None, pt)
-    examples, stats = distill_examples(rows, [PAIR], protocols={"pos": pt},
+    pair = replace(PAIR, rubric=rubric)
+    rows = build_rows([pair], "tir-pointwise", None, pt)
+    examples, stats = distill_examples(rows, [pair], protocols={"pos": pt},
                                        spec=DistillConfig(teacher="programmatic", max_new_tokens=160),
                                        tools=ToolsConfig(max_rounds=2, sandbox="bwrap", timeout_s=5))
     assert stats["selected"] == 2 and stats["tool_use_rate"] == 1.0

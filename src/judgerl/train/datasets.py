@@ -93,8 +93,9 @@ def build_rows(
             tir-pointwise); regression and tir-pointwise gold scores are clipped to its scale.
         max_tool_rounds: The rollouts' tool budget, stated in ``tir`` / ``tir-pointwise`` prompts.
 
-    Prompts are built with these protocols (``tools=True`` for the TIR tasks); the ``protocol``
-    column holds each row's protocol name.
+    Prompts are built with these protocols (``tools=True`` for the TIR tasks), each with its pair's
+    :attr:`~judgerl.types.PreferencePair.rubric` (rubric-conditioned judging: a judge trained on rubric prompts is
+    served and evaluated with ``--rubric``); the ``protocol`` column holds each row's protocol name.
 
     Raises:
         ValueError: unknown task, a protocol the task needs is missing, or no usable (non-tie) pair.
@@ -115,17 +116,18 @@ def build_rows(
             continue
         ab, ba = [p.chosen, p.rejected], [p.rejected, p.chosen]
         if pw is not None:
-            rows.append(_row(pw.build(p.prompt, ab, tools=tools, max_tool_rounds=max_tool_rounds), pw, p, ab,
-                             order=0, label="A"))
-            rows.append(_row(pw.build(p.prompt, ba, tools=tools, max_tool_rounds=max_tool_rounds), pw, p, ba,
-                             order=1, label="B"))
+            rows.append(_row(pw.build(p.prompt, ab, tools=tools, max_tool_rounds=max_tool_rounds, rubric=p.rubric),
+                             pw, p, ab, order=0, label="A"))
+            rows.append(_row(pw.build(p.prompt, ba, tools=tools, max_tool_rounds=max_tool_rounds, rubric=p.rubric),
+                             pw, p, ba, order=1, label="B"))
         if pt is not None and not scored:
-            rows.append(_row(pt.build(p.prompt, [p.chosen]), pt, p, [p.chosen], role="chosen"))
-            rows.append(_row(pt.build(p.prompt, [p.rejected]), pt, p, [p.rejected], role="rejected"))
+            rows.append(_row(pt.build(p.prompt, [p.chosen], rubric=p.rubric), pt, p, [p.chosen], role="chosen"))
+            rows.append(_row(pt.build(p.prompt, [p.rejected], rubric=p.rubric), pt, p, [p.rejected], role="rejected"))
         if scored:
             sc, sr = gold_scores(p, *pt.score_scale)  # type: ignore[misc]
             for role, text, gold in (("chosen", p.chosen, sc), ("rejected", p.rejected, sr)):
-                msgs = pt.build(p.prompt, [text], tools=tools, max_tool_rounds=max_tool_rounds)  # type: ignore[union-attr]
+                msgs = pt.build(p.prompt, [text], tools=tools, max_tool_rounds=max_tool_rounds,  # type: ignore[union-attr]
+                                rubric=p.rubric)
                 rows.append(_row(msgs, pt, p, [text], role=role, gold_score=gold))
     if not rows:
         raise ValueError("no usable pairs: every pair is a tie or the list is empty")

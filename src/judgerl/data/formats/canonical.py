@@ -1,7 +1,7 @@
 """The canonical judgerl JSON Lines written by :func:`judgerl.data.write_pairs_jsonl`.
 
 One ``PreferencePair.to_dict()`` per line: ``id, prompt, chosen, rejected, source, tie,
-chosen_score, rejected_score, meta``. Detected by the presence of ``id, prompt, chosen,
+chosen_score, rejected_score, meta, rubric`` (``rubric``: null or absent = none). Detected by the presence of ``id, prompt, chosen,
 rejected, tie``. Every field is validated, so a hand-edited file gets the same clear errors.
 """
 
@@ -35,6 +35,9 @@ def convert(record: Mapping[str, Any], ctx: RecordContext) -> list[PreferencePai
         meta = {}
     if not isinstance(meta, dict):
         raise FieldError("meta", f"must be an object, got {type(meta).__name__}")
+    rubric = record.get("rubric")
+    if rubric is not None and (not isinstance(rubric, str) or not rubric.strip()):
+        raise FieldError("rubric", f"must be a non-empty string or null (the prompt's rubric), got {rubric!r:.60}")
     tie = record.get("tie")
     if tie is not None and not isinstance(tie, bool):
         raise FieldError("tie", f"must be true or false, got {tie!r}")
@@ -49,13 +52,14 @@ def convert(record: Mapping[str, Any], ctx: RecordContext) -> list[PreferencePai
             chosen_score=get_score(record, "chosen_score"),
             rejected_score=get_score(record, "rejected_score"),
             meta=meta,
+            rubric=rubric,
         )
     ]
 
 
 FORMAT = Format(
     "judgerl",
-    "canonical JSONL: id, prompt, chosen, rejected, source, tie, chosen_score, rejected_score, meta",
+    "canonical JSONL: id, prompt, chosen, rejected, source, tie, chosen_score, rejected_score, meta, rubric",
     matches,
     convert,
 )
