@@ -110,15 +110,16 @@ def test_canonical_round_trip(tmp_path: Path, name: str) -> None:
     assert not list(out.parent.glob(".*"))  # no temporary file left behind
 
 
-@pytest.mark.parametrize("rubric", [3, "", "  ", ["a"]])
+@pytest.mark.parametrize("rubric", [3, ["a"], {"1": "x"}, True])
 def test_canonical_rubric_must_be_text_or_null(tmp_path: Path, rubric) -> None:
     path = tmp_path / "pairs.jsonl"
     row = {"id": "a", "prompt": "p", "chosen": "c", "rejected": "r", "tie": False, "rubric": rubric}
     path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "id": "b", "rubric": None}) + "\n")
     with pytest.raises(DataFormatError, match=r"pairs.jsonl.*line 1.*rubric"):
         load_pairs(path)
-    path.write_text(json.dumps({**row, "rubric": None}) + "\n")
-    assert load_pairs(path).pairs[0].rubric is None
+    for none in (None, "", "  \n"):  # blank is no rubric, as every protocol's build reads it
+        path.write_text(json.dumps({**row, "rubric": none}) + "\n")
+        assert load_pairs(path).pairs[0].rubric is None
 
 
 def test_real_data_round_trip(tmp_path: Path, shared_data: Path) -> None:

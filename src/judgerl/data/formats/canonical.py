@@ -36,8 +36,9 @@ def convert(record: Mapping[str, Any], ctx: RecordContext) -> list[PreferencePai
     if not isinstance(meta, dict):
         raise FieldError("meta", f"must be an object, got {type(meta).__name__}")
     rubric = record.get("rubric")
-    if rubric is not None and (not isinstance(rubric, str) or not rubric.strip()):
-        raise FieldError("rubric", f"must be a non-empty string or null (the prompt's rubric), got {rubric!r:.60}")
+    if rubric is not None and not isinstance(rubric, str):
+        raise FieldError("rubric", f"must be a string or null (the prompt's rubric), got {rubric!r:.60}")
+    rubric = rubric if rubric and rubric.strip() else None  # blank = no rubric, as every protocol's build reads it
     tie = record.get("tie")
     if tie is not None and not isinstance(tie, bool):
         raise FieldError("tie", f"must be true or false, got {tie!r}")
