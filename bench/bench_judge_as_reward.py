@@ -218,6 +218,7 @@ def train_judge(args: Any, out: Path, arm: str, gold_dir: str, minutes: float = 
 
 def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -> dict | None:
     """Policy GRPO of one arm (same prompts, seeds, budget); None when the budget stopped it."""
+    from judgerl.tools import bwrap_available
     from judgerl.train.policy import run_policy
     from judgerl.train.policy_config import load_policy_recipe
 
@@ -246,7 +247,9 @@ def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -
     server = None
     if judge is not None:
         # a tool judge reads the response through the namespace (RESPONSE), as it was trained and statically labelled
-        extra = ("--tools", "python", "--unsafe-sandbox", "--protocol-arg", "namespace=true") if judge.get("tools") else ()
+        extra = ("--tools", "python", "--protocol-arg", "namespace=true") if judge.get("tools") else ()
+        if judge.get("tools") and not bwrap_available():  # the non-isolating fallback only where bubblewrap is missing
+            extra += ("--unsafe-sandbox",)
         server = Server(args, judge["model"], out / f"serve-{arm}.log", extra)
         cfg.reward_url = server.url
     try:

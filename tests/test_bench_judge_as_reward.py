@@ -222,11 +222,29 @@ def test_rubric_arms_are_labelled_and_rewarded_with_rubrics(study, tmp_path, mon
     assert not shown["reasoning-parsed"] and not shown["gold-train"]
     seen = {}
     monkeypatch.setattr(policy_mod, "run_policy", lambda cfg: seen.setdefault("cfg", cfg) and {"global_step": 0})
-    monkeypatch.setattr(study, "Server", lambda *a, **k: type("S", (), {"url": "http://x", "stop": lambda self: None})())
+    class FakeServer:
+        url = "http://x"
+
+        def __init__(self, args, judge, log_path, extra=()):
+            seen["served"] = extra
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(study, "Server", FakeServer)
     for arm, rubric in (("tool-rubric", "ifeval"), ("tool", None), ("rubric", "ifeval")):
         seen.clear()
         study.policy(args, study.Stages(tmp_path, 60), tmp_path, arm, judges[arm])
         assert seen["cfg"].rubric == rubric and seen["cfg"].reward_url == "http://x"
+        assert ("--tools" in seen["served"]) == arm.startswith("tool")
+    # the served tool judge runs code in bubblewrap; the non-isolating fallback only where bubblewrap is missing
+    import judgerl.tools as tools_mod
+
+    for usable in (True, False):
+        monkeypatch.setattr(tools_mod, "bwrap_available", lambda: usable)
+        seen.clear()
+        study.policy(args, study.Stages(tmp_path, 60), tmp_path, "tool", judges["tool"])
+        assert ("--unsafe-sandbox" in seen["served"]) is not usable
 
 
 def test_a_tool_judge_is_labelled_and_served_with_the_response_namespace(study, tmp_path, monkeypatch):
