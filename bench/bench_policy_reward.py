@@ -134,8 +134,11 @@ TOOL_ROUND_TOKENS = 320
 
 
 def judge_tokens(args, tools: bool = False) -> int:
-    """Tokens per judge generation: ``--judge-tokens``, and per round at least :data:`TOOL_ROUND_TOKENS` with tools."""
-    return max(int(args.judge_tokens), TOOL_ROUND_TOKENS) if tools else int(args.judge_tokens)
+    """Tokens per judge generation: ``--judge-tokens``, and per round at least :data:`TOOL_ROUND_TOKENS` with tools
+    (except in a ``--smoke`` run: tiny sizes everywhere, it checks the pipeline only)."""
+    if tools and not getattr(args, "smoke", False):
+        return max(int(args.judge_tokens), TOOL_ROUND_TOKENS)
+    return int(args.judge_tokens)
 
 
 def label(args, out: Path, judge: str, records: str, name: str, mode: str = "parsed", *, tools: bool = False,

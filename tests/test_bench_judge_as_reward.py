@@ -66,6 +66,7 @@ def test_smoke_arguments_are_tiny_and_cover_every_arm(study):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # seven arms, each with its judge, labels and 2 GRPO steps: the suite's longest test
 def test_study_smoke_end_to_end(study, tmp_path, shared_data):
     out = tmp_path / "study"
     study.main(["--smoke", "--out", str(out), "--data", str(shared_data), "--budget-min", "120"])
