@@ -383,11 +383,15 @@ def run_study(args: Any, stages: Stages) -> str:
     judges = {}
     if judge_arms:
         judges = judge_stages(args, stages, out, sp, judge_arms)
-    for arm in (a for a in ARMS if a in args.arms):
-        if stages.done(f"readout-{arm}") and "hacking_rollouts" not in stages.result(f"readout-{arm}"):
-            stages.forget(f"readout-{arm}")  # a read-out from before the rollout hacking test: read again
-        stages.run(f"policy-{arm}", policy, args, stages, out, arm, judges.get(arm))
-        stages.run(f"readout-{arm}", readout, out, arm, args.seed)
+    try:
+        for arm in (a for a in ARMS if a in args.arms):
+            if stages.done(f"readout-{arm}") and "hacking_rollouts" not in stages.result(f"readout-{arm}"):
+                stages.forget(f"readout-{arm}")  # a read-out from before the rollout hacking test: read again
+            stages.run(f"policy-{arm}", policy, args, stages, out, arm, judges.get(arm))
+            stages.run(f"readout-{arm}", readout, out, arm, args.seed)
+    except SystemExit:
+        report(args, out, stages)  # the budget stopped a policy run: the table still shows every finished stage
+        raise
     return report(args, out, stages)
 
 

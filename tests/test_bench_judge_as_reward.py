@@ -54,6 +54,20 @@ def test_stages_record_time_and_load_and_resume_skips_finished_stages(study, tmp
     assert calls == [1]
 
 
+def test_a_budget_stop_in_a_policy_run_still_writes_the_table(study, tmp_path, monkeypatch):
+    """The budget stopping one arm's policy run must not leave results.md without the arms that did finish."""
+    reports = []
+    monkeypatch.setattr(study, "split", lambda args: {"train": [], "heldout": []})
+    monkeypatch.setattr(study, "policy", lambda args, st, out, arm, judge: {"global_step": 2} if arm == "oracle" else None)
+    monkeypatch.setattr(study, "readout", lambda out, arm, seed: {"hacking_rollouts": "-"})
+    monkeypatch.setattr(study, "report", lambda args, out, st: reports.append(sorted(st.stages)) or "table")
+    args = study.parse_args(["--arms", "oracle,random", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="during stage policy-random"):
+        study.run_study(args, study.Stages(tmp_path, 60))
+    assert reports == [["policy-oracle", "readout-oracle", "split"]]
+    assert study.run_study(study.parse_args(["--arms", "oracle", "--out", str(tmp_path)]), study.Stages(tmp_path, 60)) == "table"
+
+
 def test_fraction_of_the_oracle_gain_recovered(study):
     assert study.recovered(0.7, 1.0) == pytest.approx(0.7)
     assert study.recovered(0.5, 0.0) is None and study.recovered(None, 1.0) is None
