@@ -44,17 +44,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import shutil
 import sys
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from judgerl.train.grpo import prune_checkpoints  # noqa: E402
 from run_options import check_options  # noqa: E402  (bench/run_options.py)
+from study_stages import Stages  # noqa: E402,F401  (bench/study_stages.py; tests use it as study.Stages)
 from bench_policy_reward import (  # noqa: E402
-    DEFAULT_DATA, SCALE, Server, agreement, base_responses, label, log, read_jsonl,
+    DEFAULT_DATA, SCALE, Server, agreement, base_responses, label, read_jsonl,
 )
 
 #: The arms, in report order (``oracle`` first: it says how far GRPO can move the policy at all).
@@ -67,64 +67,6 @@ RUBRIC_ARMS = ("rubric", "tool-rubric")
 JUDGE_OF = {"rubric": "reasoning"}
 #: The policy reward of the arms without a judge: the gold checker (oracle), a seeded random score (the control).
 _REWARD_OF = {"oracle": "gold", "random": "random"}
-
-
-class Stages:
-    """Resumable stage bookkeeping: ``stages.json`` holds each finished stage's result, its wall time and the
-    load average (1, 5, 15 min) at its start and end; the budget is wall-clock.
-
-    Args:
-        out: Study directory. budget_min: Minutes this invocation may run.
-        clock, loadavg: Time and load sources (tests pass fakes).
-    """
-
-    def __init__(self, out: Path, budget_min: float, *, clock: Callable[[], float] = time.time,
-                 loadavg: Callable[[], tuple[float, float, float]] = os.getloadavg) -> None:
-        self.out = Path(out)
-        self.out.mkdir(parents=True, exist_ok=True)
-        self.clock, self.loadavg = clock, loadavg
-        self.deadline = clock() + 60 * budget_min
-        self.path = self.out / "stages.json"
-        self.stages: dict[str, Any] = json.loads(self.path.read_text()) if self.path.is_file() else {}
-
-    def left_min(self) -> float:
-        """Minutes of budget left."""
-        return max(0.0, (self.deadline - self.clock()) / 60)
-
-    def done(self, name: str) -> bool:
-        return name in self.stages
-
-    def result(self, name: str) -> Any:
-        return self.stages[name]["result"]
-
-    def forget(self, name: str) -> None:
-        """Drop a finished stage's record (it runs again); for a stage whose inputs grew (the agreement table)."""
-        self.stages.pop(name, None)
-
-    def run(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` once: a finished stage returns its saved result without running.
-
-        Raises:
-            SystemExit: the budget is spent before the stage, or ``fn`` returned None (stopped by the
-                budget: the stage is not recorded, the next invocation runs it again).
-        """
-        if name in self.stages:
-            log(f"{name}: done before")
-            return self.stages[name]["result"]
-        if self.left_min() <= 0.5:
-            raise SystemExit(f"budget spent before stage {name}; rerun the same command to continue")
-        log(f"{name}: start ({self.left_min():.0f} min of budget left)")
-        t0, load0 = self.clock(), [round(x, 2) for x in self.loadavg()]
-        result = fn(*args, **kwargs)
-        if result is None:
-            raise SystemExit(f"budget spent during stage {name}; rerun the same command to continue")
-        self.stages[name] = {"result": result, "seconds": round(self.clock() - t0, 1), "load_start": load0,
-                             "load_end": [round(x, 2) for x in self.loadavg()]}
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(self.stages, indent=2, default=str))
-        os.replace(tmp, self.path)
-        log(f"{name}: done in {self.stages[name]['seconds']:.0f} s")
-        return result
 
 
 # -- stages --------------------------------------------------------------------------------------
@@ -395,6 +337,14 @@ def run_study(args: Any, stages: Stages) -> str:
     return report(args, out, stages)
 
 
+def weights_missing(model: str) -> bool:
+    """Whether a trained judge's directory lacks its weights: a snapshot (``bench/run_snapshot.py``) keeps LoRA
+    adapters and rebuilds their merged models on restore, but leaves out a full fine-tune's ``model.safetensors``
+    (517 MB). False for a model name or a directory with weights or an adapter."""
+    p = Path(model)
+    return p.is_dir() and not any(p.glob("*.safetensors")) and not (p / "adapter").is_dir()
+
+
 def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: list[str]) -> dict:
     """Base responses and their gold labels, the judges of ``judge_arms`` and their static agreement."""
     stages.run("responses-train", base_responses, args, out, sp["train"][: args.label_prompts], "train")
@@ -405,6 +355,14 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
     judges = {}
     for arm in judge_arms:
         base_arm = JUDGE_OF.get(arm, arm)  # the rubric arm is the reasoning judge, shown rubrics
+        stage = f"judge-{base_arm}"
+        served_by = [a for a in judge_arms if JUDGE_OF.get(a, a) == base_arm]
+        later = [n for a in served_by for n in (f"static-{a}-expected", f"static-{a}-parsed", f"policy-{a}")]
+        if stages.done(stage) and weights_missing(stages.result(stage)["model"]) and not all(map(stages.done, later)):
+            # restored from a snapshot without its weights (a full fine-tune) while a later stage still needs them
+            for d in ("sft", "sft-logs", "grpo"):  # their done markers would skip the training
+                shutil.rmtree(out / stage / d, ignore_errors=True)
+            stages.forget(stage)
         judges[arm] = stages.run(f"judge-{base_arm}", train_judge, args, out, base_arm, gold_train["dir"],
                                  minutes=stages.left_min() - args.reserve_min)
     held_records = str(out / "records-heldout.jsonl")

@@ -262,6 +262,38 @@ def test_rubric_arms_are_labelled_and_rewarded_with_rubrics(study, tmp_path, mon
         assert ("--unsafe-sandbox" in seen["served"]) is not usable
 
 
+def test_a_judge_restored_without_weights_is_trained_again_only_while_a_stage_needs_it(study, tmp_path, monkeypatch):
+    """A snapshot keeps adapters, not a full fine-tune's weights: after a restore, a judge whose policy or static
+    stages are still to run is trained again (its done markers removed), one whose stages are all done is not."""
+    trained = []
+    monkeypatch.setattr(study, "agreement", lambda out, gold, labels: dict.fromkeys(labels, {}))
+    monkeypatch.setattr(study, "base_responses", lambda *a, **k: {"ok": 1})
+    monkeypatch.setattr(study, "label", lambda *a, **k: {"dir": "d"})
+    monkeypatch.setattr(study, "train_judge", lambda args, out, arm, gold, minutes: trained.append(arm) or
+                        {"model": str(out / f"judge-{arm}" / "grpo" / "final"), "tools": False})
+    args = study.parse_args(["--out", str(tmp_path)])
+    arms = ["nonreasoning", "reasoning", "rubric"]
+    study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, {"train": [], "heldout": []}, arms)
+    assert trained == ["nonreasoning", "reasoning"]
+    st = study.Stages(tmp_path, 60)
+    for name in ("policy-nonreasoning", "policy-reasoning"):
+        st.run(name, lambda: {"global_step": 40})
+    (tmp_path / "judge-reasoning" / "sft").mkdir(parents=True)
+    (tmp_path / "judge-reasoning" / "sft" / "done.json").write_text("{}")
+    for arm in ("nonreasoning", "reasoning"):  # restored: configs without weights
+        final = tmp_path / f"judge-{arm}" / "grpo" / "final"
+        final.mkdir(parents=True)
+        (final / "config.json").write_text("{}")
+    assert study.weights_missing(str(final)) and not study.weights_missing("smollm2-135m")
+    study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, {"train": [], "heldout": []}, arms)
+    # nonreasoning: every stage it serves is done; reasoning: its rubric arm's policy is still to run
+    assert trained == ["nonreasoning", "reasoning", "reasoning"]
+    assert not (tmp_path / "judge-reasoning" / "sft").exists() and (tmp_path / "judge-nonreasoning" / "grpo").exists()
+    kept = tmp_path / "judge-nonreasoning" / "grpo" / "final"
+    (kept / "model.safetensors").write_bytes(b"w")
+    assert not study.weights_missing(str(kept))
+
+
 def test_a_tool_judge_is_labelled_and_served_with_the_response_namespace(study, tmp_path, monkeypatch):
     """The tool judge is trained with ``namespace: true`` (its code reads ``RESPONSE``): its static labels and its
     reward server must show it the same prompt, or its code fails on a name the prompt never defined."""
