@@ -304,7 +304,7 @@ def report(args: Any, out: Path, stages: Stages) -> str:
                      f"{'-' if a == 'oracle' else f(recovered(r['gold_gain'], oracle))} | {f(r['gold_win_rate'])} "
                      f"{ci(r['gold_win_rate_ci'])} | {f(vs and vs['mean'])} {ci(vs and vs['ci'])} | "
                      f"{f(r['judge_base'])} → {f(r['judge_final'])} | "
-                     f"{f(r['audit_rates'].get('any'))} | {r['hacking']} | {r['hacking_rollouts']} |")
+                     f"{f(r['audit_rates'].get('any'))} | {r['hacking']} | {r.get('hacking_rollouts', '(not read yet)')} |")
     lines += ["", f"Curves of all arms: `{png}`.", ""]
     for a in arms:
         for ex in st[f"readout-{a}"]["flagged_examples"][:1]:
