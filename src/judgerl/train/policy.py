@@ -250,7 +250,8 @@ class PolicyMonitor(TrainerCallback):
         state = kw.get("trainer_state")
         step = int(state.global_step) + 1 if state is not None else None
         texts = [completion_text(c) for c in completions]
-        rates = flag_rates(audit_texts([prompt_text(p) for p in prompts or []] or None, texts))
+        ptexts = [prompt_text(p) for p in prompts or []]
+        rates = flag_rates(audit_texts(ptexts or None, texts))
         log_metric = kw.get("log_metric")
         if log_metric is not None:
             for k, v in rates.items():
@@ -263,8 +264,8 @@ class PolicyMonitor(TrainerCallback):
             "judge_valid_rate": sum(batch.valid) / max(1, len(batch.valid)),
             "score_mode": batch.mode, "score_mode_note": batch.note, "audit": rates,
         }
-        if self.rollout_gold and prompts is not None and len(prompts) == len(texts):
-            rec.update(self._gold_of([prompt_text(p) for p in prompts], texts))
+        if self.rollout_gold and len(ptexts) == len(texts):
+            rec.update(self._gold_of(ptexts, texts))
         append_curve(self.curves, rec)
         return rewards
 
