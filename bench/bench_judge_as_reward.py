@@ -370,7 +370,10 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
         for mode in ("expected", "parsed"):
             stages.run(f"static-{arm}-{mode}", label, args, out, j["model"], held_records, f"{arm}-{mode}", mode=mode,
                        tools=j["tools"], rubric=arm in RUBRIC_ARMS)
-    labels = {f"{a}-{m}": str(out / "labels" / f"{a}-{m}") for a in judges for m in ("expected", "parsed")}
+    # every judge arm whose static labels exist, named in this invocation or not: a run of a subset of the arms
+    # keeps the others' rows in the agreement table
+    done = [a for a in JUDGE_ARMS if a in judges or all(stages.done(f"static-{a}-{m}") for m in ("expected", "parsed"))]
+    labels = {f"{a}-{m}": str(out / "labels" / f"{a}-{m}") for a in done for m in ("expected", "parsed")}
     if stages.done("agreement") and set(stages.result("agreement")) != set(labels):
         stages.forget("agreement")  # a judge arm was added since: its agreement is computed with the others'
     stages.run("agreement", agreement, out, gold_held["dir"], labels)

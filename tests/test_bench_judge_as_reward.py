@@ -331,3 +331,19 @@ def test_the_agreement_table_is_recomputed_when_a_judge_arm_is_added(study, tmp_
     study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, sp, ["nonreasoning", "tool"])
     assert calls == [["nonreasoning-expected", "nonreasoning-parsed"],
                      ["nonreasoning-expected", "nonreasoning-parsed", "tool-expected", "tool-parsed"]]
+
+
+def test_a_run_of_some_judge_arms_keeps_the_other_arms_agreement_rows(study, tmp_path, monkeypatch):
+    """Resuming with a subset of the arms (``--arms oracle,tool-rubric``: run one policy arm without retraining a
+    judge another arm needs) must not drop the finished arms' rows from the agreement table."""
+    calls = []
+    monkeypatch.setattr(study, "agreement", lambda out, gold, labels: calls.append(sorted(labels)) or dict.fromkeys(labels, {}))
+    monkeypatch.setattr(study, "base_responses", lambda *a, **k: {"ok": 1})
+    monkeypatch.setattr(study, "label", lambda *a, **k: {"dir": "d"})
+    monkeypatch.setattr(study, "train_judge", lambda *a, **k: {"model": "m", "tools": False})
+    args = study.parse_args(["--out", str(tmp_path)])
+    sp = {"train": [], "heldout": []}
+    study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, sp, ["nonreasoning", "tool"])
+    study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, sp, ["tool-rubric"])
+    assert calls[-1] == ["nonreasoning-expected", "nonreasoning-parsed", "tool-expected", "tool-parsed",
+                         "tool-rubric-expected", "tool-rubric-parsed"]
