@@ -45,37 +45,8 @@ DEFAULT_DATA = Path(os.environ.get("JUDGERL_SHARED_DATA", REPO.parent / "shared"
 SCALE = (0.0, 9.0)
 
 
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-class Run:
-    """Stage bookkeeping: ``stages.json`` holds each finished stage's result; the budget is wall-clock."""
-
-    def __init__(self, out: Path, budget_min: float) -> None:
-        self.out = out
-        self.deadline = time.time() + 60 * budget_min
-        self.path = out / "stages.json"
-        self.stages = json.loads(self.path.read_text()) if self.path.is_file() else {}
-
-    def left_min(self) -> float:
-        return max(0.0, (self.deadline - time.time()) / 60)
-
-    def stage(self, name: str, fn, *args, **kwargs):
-        if name in self.stages:
-            log(f"{name}: done before")
-            return self.stages[name]["result"]
-        if self.left_min() <= 0.5:
-            raise SystemExit(f"budget spent before stage {name}; rerun the same command to continue")
-        log(f"{name}: start ({self.left_min():.0f} min of budget left)")
-        t0 = time.time()
-        result = fn(*args, **kwargs)
-        if result is None:  # stopped by the budget: not done
-            raise SystemExit(f"budget spent during stage {name}; rerun the same command to continue")
-        self.stages[name] = {"result": result, "seconds": round(time.time() - t0, 1)}
-        self.path.write_text(json.dumps(self.stages, indent=2, default=str))
-        log(f"{name}: done in {time.time() - t0:.0f} s")
-        return result
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from study_stages import Stages, log  # noqa: E402  (one stage runner for both studies)
 
 
 def free_port() -> int:
@@ -215,7 +186,7 @@ class Server:
         self.log.close()
 
 
-def policy(args, run: Run, out: Path, name: str, judge: str) -> dict | None:
+def policy(args, run: Stages, out: Path, name: str, judge: str) -> dict | None:
     from judgerl.train.policy import run_policy
     from judgerl.train.run import load_run_recipe
 
@@ -303,7 +274,7 @@ def summarize_policy(out: Path, name: str) -> dict:
     }
 
 
-def report(args, out: Path, run: Run) -> None:
+def report(args, out: Path, run: Stages) -> None:
     from judgerl.gold.agreement import format_agreement
 
     st = {k: v["result"] for k, v in run.stages.items()}
@@ -367,27 +338,27 @@ def main() -> None:
         log(f"note: --steps {args.steps} < 50: not the proof run")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "args.json").write_text(json.dumps({k: str(v) for k, v in vars(args).items()}, indent=2))
-    run = Run(args.out, args.budget_min)
+    run = Stages(args.out, args.budget_min)
     out = args.out
-    sp = run.stage("split", split, args, out)
-    run.stage("responses-train", base_responses, args, out, sp["train"][: args.label_prompts], "train")
-    run.stage("responses-heldout", base_responses, args, out, sp["heldout"], "heldout")
-    gold_train = run.stage("label-gold-train", label, args, out, "ifeval", str(out / "records-train.jsonl"), "gold-train")
-    gold_held = run.stage("label-gold-heldout", label, args, out, "ifeval", str(out / "records-heldout.jsonl"),
+    sp = run.run("split", split, args, out)
+    run.run("responses-train", base_responses, args, out, sp["train"][: args.label_prompts], "train")
+    run.run("responses-heldout", base_responses, args, out, sp["heldout"], "heldout")
+    gold_train = run.run("label-gold-train", label, args, out, "ifeval", str(out / "records-train.jsonl"), "gold-train")
+    gold_held = run.run("label-gold-heldout", label, args, out, "ifeval", str(out / "records-heldout.jsonl"),
                           "gold-heldout")
-    run.stage("label-untrained", label, args, out, args.judge, str(out / "records-heldout.jsonl"), "untrained")
-    judge = run.stage("judge-train", train_judge, args, out, gold_train["dir"])
-    run.stage("label-sft", label, args, out, judge["sft_model"], str(out / "records-heldout.jsonl"), "sft")
-    run.stage("label-grpo", label, args, out, judge["grpo_model"], str(out / "records-heldout.jsonl"), "grpo")
-    run.stage("label-untrained-expected", label, args, out, args.judge, str(out / "records-heldout.jsonl"),
+    run.run("label-untrained", label, args, out, args.judge, str(out / "records-heldout.jsonl"), "untrained")
+    judge = run.run("judge-train", train_judge, args, out, gold_train["dir"])
+    run.run("label-sft", label, args, out, judge["sft_model"], str(out / "records-heldout.jsonl"), "sft")
+    run.run("label-grpo", label, args, out, judge["grpo_model"], str(out / "records-heldout.jsonl"), "grpo")
+    run.run("label-untrained-expected", label, args, out, args.judge, str(out / "records-heldout.jsonl"),
               "untrained-expected", "expected")
-    run.stage("label-grpo-expected", label, args, out, judge["grpo_model"], str(out / "records-heldout.jsonl"),
+    run.run("label-grpo-expected", label, args, out, judge["grpo_model"], str(out / "records-heldout.jsonl"),
               "grpo-expected", "expected")
-    run.stage("agreement", agreement, out, gold_held["dir"], {n: str(out / "labels" / n) for n in (
+    run.run("agreement", agreement, out, gold_held["dir"], {n: str(out / "labels" / n) for n in (
         "untrained", "sft", "grpo", "untrained-expected", "grpo-expected")})
     for name, model in (("untrained", args.judge), ("trained", judge["grpo_model"])):
-        run.stage(f"policy-{name}", policy, args, run, out, name, model)
-        run.stage(f"arena-{name}", arena, args, out, name, model)
+        run.run(f"policy-{name}", policy, args, run, out, name, model)
+        run.run(f"arena-{name}", arena, args, out, name, model)
     report(args, out, run)
 
 

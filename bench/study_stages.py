@@ -1,16 +1,18 @@
-"""Resumable stage bookkeeping of the judge-as-reward study (``bench/bench_judge_as_reward.py``)."""
+"""Resumable stage bookkeeping of the judge-as-reward studies (``bench/bench_judge_as_reward.py``,
+``bench/bench_policy_reward.py``)."""
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_policy_reward import log  # noqa: E402
+
+def log(msg: str) -> None:
+    """Print ``msg`` with the wall-clock time (HH:MM:SS), flushed (the study's log is read while it runs)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 class Stages:
