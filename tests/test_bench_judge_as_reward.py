@@ -315,14 +315,20 @@ def test_a_tool_judge_is_labelled_and_served_with_the_response_namespace(study, 
     assert '"--protocol-arg", "namespace=true") if judge.get("tools")' in src  # the served tool judge too
 
 
-def test_the_agreement_table_is_recomputed_when_a_judge_arm_is_added(study, tmp_path, monkeypatch):
-    """A study resumed with a new judge arm must not report the old agreement table (it lacked the new arm's rows:
-    the tool judge's static agreement was missing from stop 40's first read-out)."""
+def _fake_judge_stages(study, monkeypatch) -> list:
+    """Judge stages without models: every stage returns at once; the agreement stage records the labels it got."""
     calls = []
     monkeypatch.setattr(study, "agreement", lambda out, gold, labels: calls.append(sorted(labels)) or dict.fromkeys(labels, {}))
     monkeypatch.setattr(study, "base_responses", lambda *a, **k: {"ok": 1})
     monkeypatch.setattr(study, "label", lambda *a, **k: {"dir": "d"})
     monkeypatch.setattr(study, "train_judge", lambda *a, **k: {"model": "m", "tools": False})
+    return calls
+
+
+def test_the_agreement_table_is_recomputed_when_a_judge_arm_is_added(study, tmp_path, monkeypatch):
+    """A study resumed with a new judge arm must not report the old agreement table (it lacked the new arm's rows:
+    the tool judge's static agreement was missing from stop 40's first read-out)."""
+    calls = _fake_judge_stages(study, monkeypatch)
     args = study.parse_args(["--out", str(tmp_path)])
     sp = {"train": [], "heldout": []}
     st = study.Stages(tmp_path, 60)
@@ -336,11 +342,7 @@ def test_the_agreement_table_is_recomputed_when_a_judge_arm_is_added(study, tmp_
 def test_a_run_of_some_judge_arms_keeps_the_other_arms_agreement_rows(study, tmp_path, monkeypatch):
     """Resuming with a subset of the arms (``--arms oracle,tool-rubric``: run one policy arm without retraining a
     judge another arm needs) must not drop the finished arms' rows from the agreement table."""
-    calls = []
-    monkeypatch.setattr(study, "agreement", lambda out, gold, labels: calls.append(sorted(labels)) or dict.fromkeys(labels, {}))
-    monkeypatch.setattr(study, "base_responses", lambda *a, **k: {"ok": 1})
-    monkeypatch.setattr(study, "label", lambda *a, **k: {"dir": "d"})
-    monkeypatch.setattr(study, "train_judge", lambda *a, **k: {"model": "m", "tools": False})
+    calls = _fake_judge_stages(study, monkeypatch)
     args = study.parse_args(["--out", str(tmp_path)])
     sp = {"train": [], "heldout": []}
     study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, sp, ["nonreasoning", "tool"])
