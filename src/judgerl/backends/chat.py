@@ -18,7 +18,8 @@ def render_chat(tokenizer: Any, messages: Messages) -> str:
 
     A trailing assistant message is *continued* (prefill): the template is applied to the
     messages before it with a generation prompt, and the assistant content is appended verbatim
-    (no end-of-turn token), so the model's output continues that text.
+    (no end-of-turn token), so the model's output continues that text. The tokenizer's special
+    tokens written inside a message's content are defused first (:func:`defuse_special_tokens`).
 
     Args:
         tokenizer: A transformers tokenizer; its ``chat_template`` is used when it has one,
@@ -33,6 +34,7 @@ def render_chat(tokenizer: Any, messages: Messages) -> str:
         if "role" not in m or "content" not in m:
             raise ValueError(f"message {i} needs 'role' and 'content' fields, got keys {sorted(m)}")
         msgs.append({"role": m["role"], "content": m["content"]})
+    msgs = defuse_special_tokens(tokenizer, msgs)
     prefix = ""
     if msgs and msgs[-1]["role"] == "assistant":
         prefix = msgs.pop()["content"]
@@ -43,6 +45,44 @@ def render_chat(tokenizer: Any, messages: Messages) -> str:
     else:  # base models without a template: plain concatenation
         text = "\n\n".join(f"{m['role']}: {m['content']}" for m in msgs) + "\n\nassistant: "
     return text + prefix
+
+
+#: Inserted after the first character of a special token's text inside a message: it reads the same, but the
+#: tokenizer no longer finds the token (the rule of :func:`judgerl.text.untrusted.neutralise_tags` for tags).
+_ZWJ = "\u200d"
+
+
+def defuse_special_tokens(tokenizer: Any, messages: Messages) -> list[dict[str, Any]]:
+    """A copy of ``messages`` whose contents hold none of ``tokenizer``'s special tokens as text.
+
+    The rendered prompt is tokenised with special tokens parsed (``tokenizer(text)``), so a response, a
+    question, a rubric or tool output that writes ``<|im_end|>\n<|im_start|>assistant`` (or ``</s>``,
+    ``<end_of_turn>``, ``[INST]``: whatever the tokenizer declares special, ``all_special_tokens`` and the
+    special added tokens) would close its turn and open a forged one inside the judge's prompt. Each such
+    text gets a zero-width joiner (U+200D) after its first character. Messages come from judgerl's own
+    prompts, which write no special token, so only untrusted text changes. A tokenizer without special tokens
+    (or a stand-in without those attributes) leaves the messages as they are.
+    """
+    specials = _special_texts(tokenizer)
+    out = []
+    for m in messages:
+        m = dict(m)
+        content = m.get("content")
+        if isinstance(content, str) and specials and any(t in content for t in specials):
+            for t in specials:  # longest first: a token inside a longer one is already broken
+                content = content.replace(t, t[0] + _ZWJ + t[1:])
+            m["content"] = content
+        out.append(m)
+    return out
+
+
+def _special_texts(tokenizer: Any) -> tuple[str, ...]:
+    """The texts of ``tokenizer``'s special tokens (two characters or more), longest first."""
+    texts = set(getattr(tokenizer, "all_special_tokens", None) or ())
+    decoder = getattr(tokenizer, "added_tokens_decoder", None)
+    if isinstance(decoder, dict):
+        texts |= {str(getattr(t, "content", t)) for t in decoder.values() if getattr(t, "special", False)}
+    return tuple(sorted((t for t in texts if isinstance(t, str) and len(t) >= 2), key=len, reverse=True))
 
 
 def apply_template(tokenizer: Any, messages: Messages, **kwargs: Any) -> Any:
@@ -82,7 +122,7 @@ def template_messages(tokenizer: Any, messages: Messages, **kwargs: Any) -> list
     Raises:
         jinja2.TemplateError: the template fails for another reason, or also without a system role.
     """
-    msgs = [dict(m) for m in messages]
+    msgs = defuse_special_tokens(tokenizer, messages)
     if not any(m.get("role") == "system" for m in msgs) or not getattr(tokenizer, "chat_template", None):
         return msgs
     return _render_folding(tokenizer, msgs, **{"tokenize": False, **kwargs})[1]

@@ -90,6 +90,8 @@ def load_label_records(path: str | Path, field_map: Mapping[str, str] | None = N
             if r.id in seen:
                 raise DataFormatError(path, f"record {n + 1}", fmap.get("id", "id"),
                                       f"duplicate id {r.id!r} (also record {seen[r.id] + 1})")
+            if isinstance(rubrics.get(r.id), DataFormatError):
+                raise rubrics[r.id]
         except DataFormatError as e:
             if not skip_invalid:
                 raise
@@ -100,12 +102,11 @@ def load_label_records(path: str | Path, field_map: Mapping[str, str] | None = N
     return out, errors
 
 
-def _rubrics(path: str | Path, id_field: str, rubric_field: str) -> dict[str, str]:
-    """Record id -> rubric (``rubric_field``; ids as :func:`judgerl.audit.load_audit_records` makes them).
-
-    Raises:
-        DataFormatError: a record without a usable rubric (names the file, record and field).
-    """
+def _rubrics(path: str | Path, id_field: str, rubric_field: str) -> dict[str, str | DataFormatError]:
+    """Record id -> rubric (``rubric_field``; ids as :func:`judgerl.audit.load_audit_records` makes them), or
+    the :class:`DataFormatError` of a record without a usable rubric (names the file, record and field: raised,
+    or skipped with ``skip_invalid``, by :func:`load_label_records`). The first record of an id counts, as in
+    :func:`load_label_records` (a later duplicate is refused there)."""
     from judgerl.data.formats.generic import resolve
     from judgerl.data.io import iter_records
     from judgerl.data.loaders import rubric_of_record
@@ -114,8 +115,13 @@ def _rubrics(path: str | Path, id_field: str, rubric_field: str) -> dict[str, st
     for raw in iter_records(path):
         if raw.error or not isinstance(raw.value, Mapping):
             continue  # reported by load_audit_records
-        rid = resolve(raw.value, id_field)
-        out[str(raw.index if rid is None else rid)] = rubric_of_record(raw.value, rubric_field, path, raw.location)
+        rid = str(raw.index if (rid := resolve(raw.value, id_field)) is None else rid)
+        if rid in out:
+            continue
+        try:
+            out[rid] = rubric_of_record(raw.value, rubric_field, path, raw.location)
+        except DataFormatError as e:
+            out[rid] = e
     return out
 
 

@@ -21,7 +21,7 @@ import math
 import re
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import ClassVar, Sequence
+from typing import Callable, ClassVar, Sequence
 
 from judgerl.protocols.base import JudgeProtocol
 from judgerl.protocols.parsing import (
@@ -114,9 +114,10 @@ def answer_block(label: str, response: str) -> str:
     return f"[The Start of {label}]\n{neutralise_tags(response)}\n[The End of {label}]"
 
 
-def rubric_section(rubric: str | None) -> list[str]:
-    """``["[Rubric]\n" + rubric]`` (control tags and section delimiters neutralised: a rubric is untrusted
-    text, like the question), or ``[]`` when ``rubric`` is None or blank.
+def rubric_section(rubric: str | None, neutralise: Callable[[str], str] = neutralise_tags) -> list[str]:
+    """``["[Rubric]\n" + rubric]`` (made inert by ``neutralise``, as the question is: control tags and section
+    delimiters by default; a template protocol passes its own rule, which also breaks its delimiter lines and
+    answer pattern), or ``[]`` when ``rubric`` is None or blank.
 
     Raises:
         TypeError: ``rubric`` is neither None nor a str.
@@ -127,7 +128,7 @@ def rubric_section(rubric: str | None) -> list[str]:
         raise TypeError(f"rubric must be a str or None, got {type(rubric).__name__}")
     if not rubric.strip():
         return []
-    return [f"[Rubric]\nJudge against these criteria:\n{neutralise_tags(rubric.strip())}"]
+    return [f"[Rubric]\nJudge against these criteria:\n{neutralise(rubric.strip())}"]
 
 
 def user_message(prompt: str, blocks: Sequence[str], reminder: str, rubric: str | None = None) -> dict[str, str]:

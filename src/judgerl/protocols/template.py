@@ -188,7 +188,7 @@ class Template(JudgeProtocol):
         items = check_inputs(self.name, prompt, responses, self.n_responses)
         if rubric is not None and not isinstance(rubric, str):
             raise TypeError(f"rubric must be a str or None, got {type(rubric).__name__}")
-        extra = rubric_section(rubric) if "rubric" not in self.spec.uses else []
+        extra = rubric_section(rubric, self._untrusted) if "rubric" not in self.spec.uses else []
         own = rubric.strip() if rubric and rubric.strip() else None
         names = ("response_a", "response_b") if self.kind == "pairwise" else ("response",)
         values = {"prompt": self._untrusted(prompt), **{n: self._untrusted(r) for n, r in zip(names, items)},

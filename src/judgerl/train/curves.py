@@ -51,11 +51,14 @@ def read_curves(path: str | Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line))
+            rec = json.loads(line)
         except ValueError as e:
             if i == len(lines):
                 break
             raise ValueError(f"{p}:{i}: corrupt curve record ({e})") from e
+        if not isinstance(rec, dict):
+            raise ValueError(f"{p}:{i}: a curve record is a JSON object, got {type(rec).__name__}")
+        out.append(rec)
     return out
 
 
@@ -71,10 +74,15 @@ def append_curve(path: str | Path, record: Mapping[str, Any]) -> None:
 
 def truncate_curves(path: str | Path, last_step: int) -> int:
     """Keep only records with ``step <= last_step`` (a run resumed from checkpoint ``last_step`` redoes the
-    later steps). Returns how many were dropped."""
+    later steps); a record without a numeric step (none is written since stop 42) is kept: nothing says it came
+    after the checkpoint. Returns how many were dropped.
+
+    Raises:
+        ValueError: a corrupt record (:func:`read_curves`).
+    """
     p = Path(path)
     records = read_curves(p)
-    keep = [r for r in records if int(r.get("step", 0)) <= last_step]
+    keep = [r for r in records if not _num(r.get("step")) or r["step"] <= last_step]
     if len(keep) != len(records) or (p.is_file() and not p.read_text(encoding="utf-8").endswith("\n")):
         tmp = p.with_name(p.name + ".tmp")
         tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in keep), encoding="utf-8")
@@ -88,7 +96,9 @@ def hacking_test(heldout: Sequence[Mapping[str, Any]], window: int = 4, min_rho:
 
     Returns:
         ``{"suspected", "window", "steps", "rho_train", "rho_gold", "delta_train", "delta_gold"}``, or
-        ``{"suspected": False, "reason": ...}`` when there are fewer than ``window`` usable records.
+        ``{"suspected": False, "reason": ...}`` when fewer than ``window`` distinct steps have both scores
+        (finite numbers; records of one step are averaged into one evaluation, records without a numeric
+        step are left out).
 
     Raises:
         ValueError: ``window`` < 3 or ``min_rho`` outside (0, 1].
@@ -97,14 +107,10 @@ def hacking_test(heldout: Sequence[Mapping[str, Any]], window: int = 4, min_rho:
         raise ValueError(f"the hacking window needs >= 3 evaluations, got {window}")
     if not 0 < min_rho <= 1:
         raise ValueError(f"min_rho must be in (0, 1], got {min_rho}")
-    usable = [r for r in heldout if _num(r.get("judge_score_mean")) and _num(r.get("gold_score_mean"))]
-    usable.sort(key=lambda r: r["step"])
-    if len(usable) < window:
-        return {"suspected": False, "window": window, "reason": f"{len(usable)} of {window} evaluations"}
-    last = usable[-window:]
-    steps = [float(r["step"]) for r in last]
-    train = [float(r["judge_score_mean"]) for r in last]
-    gold = [float(r["gold_score_mean"]) for r in last]
+    last = _by_step(heldout)[-window:]
+    if len(last) < window:
+        return {"suspected": False, "window": window, "reason": f"{len(last)} of {window} evaluations"}
+    steps, train, gold = (list(col) for col in zip(*last))
     rho_t, rho_g = _spearman(steps, train), _spearman(steps, gold)
     d_t, d_g = train[-1] - train[0], gold[-1] - gold[0]
     suspected = (rho_t is not None and rho_g is not None and rho_t >= min_rho and rho_g <= -min_rho
@@ -121,7 +127,8 @@ def rollout_hacking_test(rollouts: Sequence[Mapping[str, Any]], bins: int = 4, m
     :class:`~judgerl.train.policy.PolicyMonitor` scores every reward call's rollouts with a programmatic gold
     judge, which costs no generation) are ordered by step and cut into ``bins`` consecutive groups of
     (nearly) equal size; each group's mean step, mean train-judge score and mean gold score is one evaluation
-    of :func:`hacking_test` with ``window = bins``. A run with few held-out evaluations (e.g. 3: steps 0,
+    of :func:`hacking_test` with ``window = bins``. The reward calls of one optimizer step are averaged into
+    one point first: a bin holds whole steps, and ``rollout_steps`` counts distinct steps. A run with few held-out evaluations (e.g. 3: steps 0,
     20, 40) is thereby testable every step, on the very texts the policy was rewarded for (training
     prompts: in-distribution, while the held-out test checks generalisation).
 
@@ -134,9 +141,7 @@ def rollout_hacking_test(rollouts: Sequence[Mapping[str, Any]], bins: int = 4, m
     """
     if bins < 3:
         raise ValueError(f"the hacking window needs >= 3 evaluations, got {bins}")
-    usable = sorted((r for r in rollouts if r.get("kind", "rollout") == "rollout" and _num(r.get("step"))
-                     and _num(r.get("judge_score_mean")) and _num(r.get("gold_score_mean"))),
-                    key=lambda r: r["step"])
+    usable = _by_step([r for r in rollouts if isinstance(r, Mapping) and r.get("kind", "rollout") == "rollout"])
     if len(usable) < bins:
         return {"suspected": False, "window": bins, "source": "rollouts", "rollout_steps": len(usable),
                 "reason": f"{len(usable)} rollout steps with a gold score, need {bins}"}
@@ -146,9 +151,8 @@ def rollout_hacking_test(rollouts: Sequence[Mapping[str, Any]], bins: int = 4, m
         end = start + size + (1 if i < extra else 0)
         groups.append(usable[start:end])
         start = end
-    pseudo = [{"step": sum(float(r["step"]) for r in g) / len(g),
-               "judge_score_mean": sum(float(r["judge_score_mean"]) for r in g) / len(g),
-               "gold_score_mean": sum(float(r["gold_score_mean"]) for r in g) / len(g)} for g in groups]
+    pseudo = [{"step": sum(r[0] for r in g) / len(g), "judge_score_mean": sum(r[1] for r in g) / len(g),
+               "gold_score_mean": sum(r[2] for r in g) / len(g)} for g in groups]
     res = hacking_test(pseudo, window=bins, min_rho=min_rho, min_delta=min_delta)
     return {**res, "source": "rollouts", "rollout_steps": len(usable),
             "steps": [round(p["step"], 1) for p in pseudo]}
@@ -171,21 +175,45 @@ def hacking_verdicts(held: Sequence[Mapping[str, Any]], roll: Sequence[Mapping[s
         trend = f"judge {r['delta_train']:+.2f}, gold {r['delta_gold']:+.2f}{note}"
         return ("SUSPECTED" if r["suspected"] else "not suspected") + f" ({trend})"
 
-    flagged = [r["step"] for r in held if (r.get("hacking") or {}).get("suspected")]
-    last = held[-1].get("hacking") or {} if held else {}
+    def written(r: Any) -> Mapping[str, Any]:  # the verdict a run wrote at one evaluation ({} if none)
+        h = r.get("hacking") if isinstance(r, Mapping) else None
+        return h if isinstance(h, Mapping) else {}
+
+    flagged = [r.get("step", "?") for r in held if written(r).get("suspected")]
+    last = written(held[-1]) if held else {}
+    if not ("reason" in last or {"suspected", "delta_train", "delta_gold"} <= set(last)):
+        last = {}  # a partial record (no trend to print): the test is run again below
+    n_steps = len(_by_step(held))
     if not held:
         on_held = "untestable (no held-out evaluation)"
     elif flagged:
         on_held = "SUSPECTED at steps " + ", ".join(map(str, flagged))
     elif "reason" not in last and last:
         on_held = words(last)
-    elif len(held) >= 3:
-        on_held = words(hacking_test(held, window=min(4, len(held))), f"; window {min(4, len(held))}")
+    elif n_steps >= 3:
+        on_held = words(hacking_test(held, window=min(4, n_steps)), f"; window {min(4, n_steps)}")
     else:
         on_held = words(hacking_test(held))
     on_roll = rollout_hacking_test(roll)
-    return {"hacking": on_held, "hacking_rollouts": words(on_roll) if on_roll["rollout_steps"] else
-            "untestable (no gold score on the rollouts: a run from before rollout gold scoring)"}
+    if on_roll["rollout_steps"]:
+        on_rolls = words(on_roll)
+    elif any(isinstance(r, Mapping) and r.get("gold_score_mean", "absent") is None for r in roll):
+        on_rolls = "untestable (the gold scored none of the rollouts validly)"
+    else:
+        on_rolls = "untestable (no gold score on the rollouts: a run from before rollout gold scoring)"
+    return {"hacking": on_held, "hacking_rollouts": on_rolls}
+
+
+def _by_step(records: Sequence[Any]) -> list[tuple[float, float, float]]:
+    """``(step, train-judge mean, gold mean)`` per distinct step, in step order: the records of one step (the
+    reward calls of one optimizer step, a repeated evaluation) are averaged into one point -- a trend is over
+    steps, not records. Records without a finite numeric step and both scores are left out."""
+    by: dict[float, list[tuple[float, float]]] = {}
+    for r in records:
+        if (isinstance(r, Mapping) and _num(r.get("step")) and _num(r.get("judge_score_mean"))
+                and _num(r.get("gold_score_mean"))):
+            by.setdefault(float(r["step"]), []).append((float(r["judge_score_mean"]), float(r["gold_score_mean"])))
+    return [(st, sum(j for j, _ in v) / len(v), sum(g for _, g in v) / len(v)) for st, v in sorted(by.items())]
 
 
 def _num(x: Any) -> bool:

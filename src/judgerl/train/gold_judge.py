@@ -102,6 +102,7 @@ def gold_pairs(labels: Mapping[str, Mapping[str, Any]], ids: Sequence[str] | Non
                 id=f"{hi['id']}|{lo['id']}", prompt=prompt, chosen=str(hi["response"]), rejected=str(lo["response"]),
                 source="gold-labels", chosen_score=float(hi["score"]), rejected_score=float(lo["score"]),
                 meta={"equal_gold_scores": float(hi["score"]) == float(lo["score"])},
+                rubric=hi.get("rubric") or lo.get("rubric") or None,  # one prompt: one rubric
             ))
         unpaired += len(labs) % 2
     return pairs, unpaired

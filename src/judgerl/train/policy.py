@@ -248,7 +248,9 @@ class PolicyMonitor(TrainerCallback):
         rewards = self.reward(completions, prompts=prompts, **kw)
         batch = self.reward.last
         state = kw.get("trainer_state")
-        step = int(state.global_step) + 1 if state is not None else None
+        # a call without a trainer state (a manual or evaluation call) counts at the last step seen: a record
+        # always has a numeric step (truncate_curves and the hacking tests order by it)
+        self._step = step = int(state.global_step) + 1 if state is not None else getattr(self, "_step", 0)
         texts = [completion_text(c) for c in completions]
         ptexts = [prompt_text(p) for p in prompts or []]
         rates = flag_rates(audit_texts(ptexts or None, texts))
@@ -311,7 +313,8 @@ class PolicyMonitor(TrainerCallback):
             "mean_response_chars": sum(map(len, responses)) / max(1, len(responses)),
         }
         records = read_curves(self.curves)
-        earlier = [r for r in records if r.get("kind") == "heldout" and r["step"] < step]
+        earlier = [r for r in records if r.get("kind") == "heldout" and isinstance(r.get("step"), (int, float))
+                   and r["step"] < step]
         rec["hacking"] = hacking_test(earlier + [rec], **self.hacking)
         if self.rollout_gold:  # the same rule over the rollouts so far, binned by step
             rec["hacking_rollouts"] = rollout_hacking_test(
@@ -394,7 +397,9 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
     """
     train, held = policy_prompts(cfg)
     if dry_run:
-        return {"dry_run": True, "inputs": f"prompts: {len(train)} train / {len(held)} held-out from {cfg.prompts}"}
+        rubrics = prompt_rubrics(cfg)  # a missing or bad rubric field fails here, not hours into the run
+        return {"dry_run": True, "inputs": f"prompts: {len(train)} train / {len(held)} held-out from {cfg.prompts}"
+                + (f"; rubrics: {len(rubrics)} ({cfg.rubric})" if rubrics is not None else "")}
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
