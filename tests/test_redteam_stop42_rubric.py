@@ -220,3 +220,13 @@ def test_prompt_rubrics_names_a_missing_field(ifeval_prompts, tmp_path):
     cfg = load_policy_recipe("policy-grpo", [f"prompts={ifeval_prompts}", "rubric=no_such_field"])
     with pytest.raises(DataFormatError, match="line 1.*no_such_field"):
         prompt_rubrics(cfg)
+
+
+def test_gold_sft_examples_name_the_label_with_a_non_string_rubric():
+    """A label whose rubric is not a string is refused with the label's id (it was a bare TypeError of build)."""
+    from judgerl.protocols import get_protocol
+    from judgerl.train.gold_judge import gold_sft_examples
+
+    labels = {"x7": {"id": "x7", "prompt": "Q", "response": "R", "valid": True, "score": 3.0, "rubric": ["a"]}}
+    with pytest.raises(ValueError, match="x7.*rubric must be a str"):
+        gold_sft_examples(labels, get_protocol("pos", max_score=9, min_score=0))

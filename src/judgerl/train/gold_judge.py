@@ -45,6 +45,9 @@ def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, id
     Returns:
         ``(examples, counts)``: :class:`judgerl.train.sft.SFTExample` list and ``{"used", "invalid_gold",
         "off_scale", "as_written"}``.
+
+    Raises:
+        ValueError: a label whose rubric is not a string (names the label id).
     """
     from judgerl.train.sft import SFTExample
     from judgerl.text.untrusted import escape_fences, neutralise_tags
@@ -75,6 +78,8 @@ def gold_sft_examples(labels: Mapping[str, Mapping[str, Any]], protocol: Any, id
         if not (parsed.valid and parsed.scores and float(parsed.scores[0]) == score):  # pragma: no cover - guard
             raise ValueError(f"label {rid!r}: SFT target does not parse back to score {score:g}")
         rubric = lab.get("rubric")
+        if rubric is not None and not isinstance(rubric, str):
+            raise ValueError(f"label {rid!r}: rubric must be a str, got {type(rubric).__name__}")
         messages = tuple(protocol.build(str(lab["prompt"]), [str(lab["response"])], rubric=rubric)
                          if rubric else protocol.build(str(lab["prompt"]), [str(lab["response"])]))
         out.append(SFTExample(messages, (("model", target),), key=str(rid), meta={"gold_score": score}))
