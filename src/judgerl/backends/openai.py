@@ -303,7 +303,7 @@ class OpenAIBackend(Backend):
         if extra:
             kwargs["extra_body"] = extra
         resp = await client.chat.completions.create(
-            messages=[{"role": m["role"], "content": m["content"]} for m in msgs], logprobs=True,
+            messages=self._chat_messages(msgs), logprobs=True,
             top_logprobs=min(k, 20), **kwargs)
         self._count(requests=1)
         lp = resp.choices[0].logprobs if resp.choices else None
@@ -404,9 +404,7 @@ class OpenAIBackend(Backend):
                 extra.update({"continue_final_message": True, "add_generation_prompt": False})
             if extra:
                 kwargs["extra_body"] = extra
-            resp = await client.chat.completions.create(
-                messages=[{"role": m["role"], "content": m["content"]} for m in msgs], **kwargs
-            )
+            resp = await client.chat.completions.create(messages=self._chat_messages(msgs), **kwargs)
             choice = resp.choices[0]
             text = choice.message.content if choice.message is not None else None
         usage = resp.usage
@@ -425,13 +423,24 @@ class OpenAIBackend(Backend):
     def _render(self, msgs: Messages) -> str:
         from judgerl.backends.chat import render_chat
 
+        return render_chat(self._tok(), msgs)
+
+    def _tok(self) -> Any:
+        """The tokenizer given (loaded on first use when given as a path), or None."""
         with self._lock:
             if isinstance(self._tokenizer, (str, os.PathLike)):
                 from transformers import AutoTokenizer
 
                 self._tokenizer = AutoTokenizer.from_pretrained(str(self._tokenizer))
-            tok = self._tokenizer
-        return render_chat(tok, msgs)
+            return self._tokenizer
+
+    def _chat_messages(self, msgs: Messages) -> list[dict[str, Any]]:
+        """The messages as sent to a server that applies its own chat template: role and content only, with
+        the tokenizer's special tokens (when one was given) and the common role markers defused
+        (:func:`judgerl.backends.chat.defuse_special_tokens`): the server tokenises them as specials too."""
+        from judgerl.backends.chat import defuse_special_tokens
+
+        return defuse_special_tokens(self._tok(), [{"role": m["role"], "content": m["content"]} for m in msgs])
 
     def _count(self, **deltas: int) -> None:
         with self._lock:

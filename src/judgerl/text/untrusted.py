@@ -114,5 +114,26 @@ def strip_terminal_controls(text: str) -> str:
     return _CONTROL_CHARS_RE.sub("", _ANSI_RE.sub("", text))
 
 
-__all__ = ["control_tags", "escape_fences", "neutralise_tags", "register_control_tags", "restore_tags",
-           "strip_terminal_controls"]
+
+
+#: Chat-template role and control markers of the common model families, whatever a tokenizer declares:
+#: ``<|im_start|>`` / ``<|eot_id|>`` / ``<|channel|>`` (ChatML, Llama 3, Phi, gpt-oss), DeepSeek's full-width
+#: ``<｜User｜>`` (declared *not* special by R1-Distill tokenizers), ``[INST]`` / ``<<SYS>>`` (Llama 2, Mistral),
+#: ``<start_of_turn>`` (Gemma), ``<s>`` / ``</s>``. No spaces inside ``<|…|>``: arena-hard's own delimiters
+#: (``<|The End of Assistant A's Answer|>``) are judge text, not tokens.
+ROLE_MARKER_RE = re.compile(
+    r"<\|[^\s|<>]{1,40}\|>|<\uff5c[^\uff5c<>\n]{1,40}\uff5c>|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>|</?s>")
+
+
+def defuse_role_markers(text: str) -> str:
+    """``text`` with a zero-width joiner (U+200D) after the first character of every chat-template role marker
+    (:data:`ROLE_MARKER_RE`), so that no tokenizer reads one as its special token and untrusted text (a tool's
+    output, a response) cannot close its turn and open a forged one. Reads the same; tokenizer-independent
+    (:func:`judgerl.backends.chat.defuse_special_tokens` adds the tokenizer's own special tokens)."""
+    if "<" not in text and "[" not in text:
+        return text
+    return ROLE_MARKER_RE.sub(lambda m: m.group()[0] + _ZWJ + m.group()[1:], text)
+
+
+__all__ = ["ROLE_MARKER_RE", "control_tags", "defuse_role_markers", "escape_fences", "neutralise_tags",
+           "register_control_tags", "restore_tags", "strip_terminal_controls"]

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from judgerl.backends.base import Backend, SamplingParams, derive_seed
-from judgerl.backends.chat import continue_prompt, prefill_of
+from judgerl.backends.chat import continue_prompt, defuse_text, prefill_of
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS, find_new_python_block, format_observation, output_block
 from judgerl.tools._sandbox_base import Executor
 from judgerl.tools.namespace import namespaced_code
@@ -316,7 +316,9 @@ def run_tool_loop(
             s.tool_errors += int(is_error)
             lead = "" if s.text.endswith("\n") else "\n"
             note = TOOLS_EXHAUSTED_NOTE if s.tool_calls >= max_rounds else ""
-            s.add("tool", lead + output_block(observation) + note)
+            # the tokenizer's special tokens defused here too (output_block defuses the common role markers):
+            # the trajectory a judge is trained on holds the text it saw
+            s.add("tool", lead + defuse_text(tok, output_block(observation)) + note)
     for i, s in enumerate(states):
         if not s.done:  # pragma: no cover - the last round always finishes every trajectory
             finish(i)

@@ -126,12 +126,14 @@ def tokenize_example(tokenizer: Any, example: SFTExample, masked: Sequence[str] 
         example: The target.
         masked: Piece kinds left out of the loss (default: tool output).
     """
-    from judgerl.backends.chat import render_chat
+    from judgerl.backends.chat import defuse_text, render_chat
     from judgerl.tools.tir import build_trajectory
     from judgerl.train.rollout import trajectory_ids
 
     prompt_ids = tokenizer(render_chat(tokenizer, example.messages), add_special_tokens=False)["input_ids"]
-    traj = build_trajectory([(k, t) for k, t in example.pieces if t], tokenizer)
+    # a target that writes a special token as text (a quoted response's ``<|im_end|>``) is trained as text:
+    # the end-of-turn id mid-judgment would teach the student to stop there
+    traj = build_trajectory([(k, defuse_text(tokenizer, t)) for k, t in example.pieces if t], tokenizer)
     ids, mask = trajectory_ids(tokenizer, traj, max_len=1 << 30, masked=masked)
     return {"input_ids": list(prompt_ids) + ids, "completion_mask": [0] * len(prompt_ids) + mask}
 
