@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_policy import short_ifeval  # noqa: F401 (a fixture)
 
 from judgerl.cli.main import main
 from judgerl.data import DataFormatError, load_pairs
@@ -193,12 +194,9 @@ def test_label_skip_invalid_keeps_the_kept_records_own_rubric(tmp_path):
 # --- FINDING: train --dry-run does not check --rubric ----------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def ifeval_prompts(shared_data: Path, tmp_path_factory) -> Path:
-    rows = [json.loads(line) for line in (shared_data / "ifeval" / "input_data.jsonl").read_text().splitlines()]
-    rows.sort(key=lambda r: len(r["prompt"]))
-    path = tmp_path_factory.mktemp("ifeval") / "short.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows[:8]))
-    return path
+def ifeval_prompts(short_ifeval: Path) -> Path:
+    """The shortest IFEval prompts (tests/test_policy.py's fixture)."""
+    return short_ifeval
 
 
 @pytest.mark.parametrize("rubric", ["no_such_field", "key"])
