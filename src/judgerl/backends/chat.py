@@ -8,11 +8,9 @@ supported``) get the system prompt folded into the first user turn (:func:`fold_
 
 from __future__ import annotations
 
-import functools
-import re
 from typing import Any
 
-from judgerl.text.untrusted import _ZWJ, ROLE_MARKER_RE, control_tags
+from judgerl.text.untrusted import control_tags, defuse_specials
 from judgerl.types import Messages
 
 
@@ -61,25 +59,24 @@ def defuse_special_tokens(tokenizer: Any, messages: Messages) -> list[dict[str, 
     starts -- the tokenizer's special tokens (``all_special_tokens`` and the special added tokens) and the
     common role markers of :data:`judgerl.text.untrusted.ROLE_MARKER_RE` (role markers some tokenizers do not
     declare special; the only ones known without a tokenizer) -- gets a zero-width joiner (U+200D) after its
-    first character, overlapping occurrences too. judgerl's own control tags (``<think>``, ``</verdict>``,
+    first character, overlapping occurrences too (:func:`judgerl.text.untrusted.defuse_specials`). judgerl's own control tags (``<think>``, ``</verdict>``,
     special in some tokenizers) are left alone: the protocols write them, and untrusted copies are already
     neutralised (:func:`judgerl.text.untrusted.neutralise_tags`). Content given as a list of parts (OpenAI
-    style) is defused part by part; other content is left as it is. One regular-expression pass per content
-    (the specials as a trie): linear in the text whatever the number of specials.
+    style) is defused part by part; other content is left as it is.
 
     Args:
         tokenizer: A transformers tokenizer, or None (the role markers only: a remote server's template).
         messages: The chat prompt.
     """
-    specials = _specials(_special_texts(tokenizer))
+    specials = _special_texts(tokenizer)
     out = []
     for m in messages:
         m = dict(m)
         content = m.get("content")
         if isinstance(content, str):
-            m["content"] = specials.defuse(content)
+            m["content"] = defuse_specials(content, specials)
         elif isinstance(content, list):
-            m["content"] = [{**p, "text": specials.defuse(p["text"])} if isinstance(p, dict) and isinstance(
+            m["content"] = [{**p, "text": defuse_specials(p["text"], specials)} if isinstance(p, dict) and isinstance(
                 p.get("text"), str) else p for p in content]
         out.append(m)
     return out
@@ -89,63 +86,7 @@ def defuse_text(tokenizer: Any, text: str) -> str:
     """One text defused as :func:`defuse_special_tokens` defuses a message's content: for the pieces of a
     trajectory a judge is trained on (tool output, teacher text), so that the tokens trained on are the tokens
     the judge saw."""
-    return _specials(_special_texts(tokenizer)).defuse(text)
-
-
-class _Specials:
-    """The defusal rule for one set of special texts: a zero-width pattern matching where a special token or
-    a role marker starts (lookahead: overlapping starts are all found; the specials as a trie of
-    alternatives, so thousands of specials cost one pass), and the trie itself for a text that *ends* with
-    the start of one (``x <|im_`` followed by ``end|>`` in the next message or part once a template joins
-    them)."""
-
-    def __init__(self, specials: tuple[str, ...]) -> None:
-        self.tree: dict[str, Any] = {}
-        for w in specials:
-            node = self.tree
-            for ch in w:
-                node = node.setdefault(ch, {})
-            node[""] = {}
-        alts = [ROLE_MARKER_RE.pattern] + ([_trie_re(self.tree)] if specials else [])
-        self.rx = re.compile("(?=" + "|".join(f"(?:{a})" for a in alts) + ")")
-        self.longest = max(map(len, specials), default=0)
-
-    def defuse(self, text: str) -> str:
-        """``text`` with a zero-width joiner after the first character of every special or role marker that
-        starts in it, and of an unfinished special at its end."""
-        starts = [m.start() for m in self.rx.finditer(text)]
-        tail = self._partial_tail(text)
-        if tail is not None and tail not in starts:
-            starts = sorted([*starts, tail])
-        if not starts:
-            return text
-        parts, prev = [], 0
-        for st in starts:
-            parts.append(text[prev:st + 1])
-            prev = st + 1
-        parts.append(text[prev:])
-        return _ZWJ.join(parts)
-
-    def _partial_tail(self, text: str) -> int | None:
-        """Where the earliest unfinished special (a proper prefix of one, two characters or more) that runs
-        to the end of ``text`` starts, or None."""
-        for start in range(max(0, len(text) - self.longest + 1), len(text) - 1):
-            node = self.tree
-            for ch in text[start:]:
-                node = node.get(ch)
-                if node is None:
-                    break
-            else:
-                return start
-        return None
-
-
-def _trie_re(node: dict[str, Any]) -> str:
-    """A regular expression matching exactly the words of a trie (``""`` marks a word's end)."""
-    branches = [re.escape(ch) + _trie_re(sub) for ch, sub in sorted(node.items()) if ch]
-    if "" in node:
-        return f"(?:{'|'.join(branches)})?" if branches else ""
-    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return defuse_specials(text, _special_texts(tokenizer))
 
 
 def _special_texts(tokenizer: Any) -> tuple[str, ...]:
@@ -158,11 +99,6 @@ def _special_texts(tokenizer: Any) -> tuple[str, ...]:
         texts |= {str(getattr(t, "content", t)) for t in decoder.values() if getattr(t, "special", False)}
     own = {f"<{slash}{t}>" for t in control_tags() for slash in ("", "/")}
     return tuple(sorted(t for t in texts if isinstance(t, str) and len(t) >= 2 and t.lower() not in own))
-
-
-@functools.lru_cache(maxsize=16)
-def _specials(specials: tuple[str, ...]) -> _Specials:
-    return _Specials(specials)
 
 
 def apply_template(tokenizer: Any, messages: Messages, **kwargs: Any) -> Any:

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from judgerl.text.untrusted import defuse_role_markers, escape_fences, neutralise_tags, strip_terminal_controls
+from judgerl.text.untrusted import defuse_specials, escape_fences, neutralise_tags, strip_terminal_controls
 
 #: Most code executions per judgment (TIR-Judge, Xu et al. 2025, Sec. 3: at most 3 tool rounds).
 #: The one home of this limit: prompts, the tool loop, rewards and recipes read it from here.
@@ -204,11 +204,11 @@ def output_block(observation: str) -> str:
     The observation's ANSI escapes, NUL and other control characters are removed
     (:func:`judgerl.text.untrusted.strip_terminal_controls`), its fences escaped (:func:`escape_fences`)
     and its judge control tags neutralised (:func:`judgerl.protocols.parsing.neutralise_tags`) and its
-    chat-template role markers defused (:func:`judgerl.text.untrusted.defuse_role_markers`), so nothing
+    chat-template role markers defused (:func:`judgerl.text.untrusted.defuse_specials`), so nothing
     the code printed can close the block, open a judge tag, forge a chat turn (in the trajectory a
     trained judge is tokenised from, too) or reach the context as raw terminal bytes.
     """
-    text = defuse_role_markers(neutralise_tags(escape_fences(strip_terminal_controls(observation))))
+    text = defuse_specials(neutralise_tags(escape_fences(strip_terminal_controls(observation))))
     return f"```output\n{text}\n```\n"
 
 

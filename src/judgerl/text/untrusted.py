@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterable
+from typing import Any, Iterable
 
 #: ``think`` and every registered protocol's answer tags, lower-case, in registration order.
 _REGISTERED: dict[str, None] = {"think": None}
@@ -114,8 +114,6 @@ def strip_terminal_controls(text: str) -> str:
     return _CONTROL_CHARS_RE.sub("", _ANSI_RE.sub("", text))
 
 
-
-
 #: Chat-template role and control markers of the common model families, whatever a tokenizer declares:
 #: ``<|im_start|>`` / ``<|eot_id|>`` / ``<|channel|>`` (ChatML, Llama 3, Phi, gpt-oss), DeepSeek's full-width
 #: ``<｜User｜>`` (declared *not* special by R1-Distill tokenizers), ``[INST]`` / ``<<SYS>>`` (Llama 2, Mistral),
@@ -125,15 +123,79 @@ ROLE_MARKER_RE = re.compile(
     r"<\|[^\s|<>]{1,40}\|>|<\uff5c[^\uff5c<>\n]{1,40}\uff5c>|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>|</?s>")
 
 
-def defuse_role_markers(text: str) -> str:
-    """``text`` with a zero-width joiner (U+200D) after the first character of every chat-template role marker
-    (:data:`ROLE_MARKER_RE`), so that no tokenizer reads one as its special token and untrusted text (a tool's
-    output, a response) cannot close its turn and open a forged one. Reads the same; tokenizer-independent
-    (:func:`judgerl.backends.chat.defuse_special_tokens` adds the tokenizer's own special tokens)."""
-    if "<" not in text and "[" not in text:
-        return text
-    return ROLE_MARKER_RE.sub(lambda m: m.group()[0] + _ZWJ + m.group()[1:], text)
+def defuse_specials(text: str, specials: tuple[str, ...] = ()) -> str:
+    """``text`` with a zero-width joiner (U+200D) after the first character of every place where one of
+    ``specials`` (a tokenizer's special-token texts) or a chat-template role marker (:data:`ROLE_MARKER_RE`)
+    starts -- overlapping occurrences too -- and of a special left unfinished at its end (``x <|im_`` that a
+    template joins to the next message's ``end|>``), so that no tokenizer reads one as its special token and
+    untrusted text (a response, a rubric, a tool's output) cannot close its turn and open a forged one. Reads
+    the same; ``restore_tags`` does not undo it (remove the joiners to undo it).
+    One regular-expression pass (the specials as a trie): linear in the text whatever their number.
+    :func:`judgerl.backends.chat.defuse_special_tokens` takes the specials from a tokenizer.
+    """
+    return _specials(tuple(sorted(set(specials)))).defuse(text)
 
 
-__all__ = ["ROLE_MARKER_RE", "control_tags", "defuse_role_markers", "escape_fences", "neutralise_tags",
+@functools.lru_cache(maxsize=16)
+def _specials(specials: tuple[str, ...]) -> _Specials:
+    return _Specials(specials)
+
+
+class _Specials:
+    """The defusal rule for one set of special texts: a zero-width pattern matching where a special token or
+    a role marker starts (lookahead: overlapping starts are all found; the specials as a trie of
+    alternatives, so thousands of specials cost one pass), and the trie itself for a text that *ends* with
+    the start of one (``x <|im_`` followed by ``end|>`` in the next message or part once a template joins
+    them)."""
+
+    def __init__(self, specials: tuple[str, ...]) -> None:
+        self.tree: dict[str, Any] = {}
+        for w in specials:
+            node = self.tree
+            for ch in w:
+                node = node.setdefault(ch, {})
+            node[""] = {}
+        alts = [ROLE_MARKER_RE.pattern] + ([_trie_re(self.tree)] if specials else [])
+        self.rx = re.compile("(?=" + "|".join(f"(?:{a})" for a in alts) + ")")
+        self.longest = max(map(len, specials), default=0)
+
+    def defuse(self, text: str) -> str:
+        """``text`` with a zero-width joiner after the first character of every special or role marker that
+        starts in it, and of an unfinished special at its end."""
+        starts = [m.start() for m in self.rx.finditer(text)]
+        tail = self._partial_tail(text)
+        if tail is not None and tail not in starts:
+            starts = sorted([*starts, tail])
+        if not starts:
+            return text
+        parts, prev = [], 0
+        for st in starts:
+            parts.append(text[prev:st + 1])
+            prev = st + 1
+        parts.append(text[prev:])
+        return _ZWJ.join(parts)
+
+    def _partial_tail(self, text: str) -> int | None:
+        """Where the earliest unfinished special (a proper prefix of one, two characters or more) that runs
+        to the end of ``text`` starts, or None."""
+        for start in range(max(0, len(text) - self.longest + 1), len(text) - 1):
+            node = self.tree
+            for ch in text[start:]:
+                node = node.get(ch)
+                if node is None:
+                    break
+            else:
+                return start
+        return None
+
+
+def _trie_re(node: dict[str, Any]) -> str:
+    """A regular expression matching exactly the words of a trie (``""`` marks a word's end)."""
+    branches = [re.escape(ch) + _trie_re(sub) for ch, sub in sorted(node.items()) if ch]
+    if "" in node:
+        return f"(?:{'|'.join(branches)})?" if branches else ""
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+
+
+__all__ = ["ROLE_MARKER_RE", "control_tags", "defuse_specials", "escape_fences", "neutralise_tags",
            "register_control_tags", "restore_tags", "strip_terminal_controls"]
