@@ -59,9 +59,9 @@ def defuse_special_tokens(tokenizer: Any, messages: Messages) -> list[dict[str, 
     starts -- the tokenizer's special tokens (``all_special_tokens`` and the special added tokens) and the
     common role markers of :data:`judgerl.text.untrusted.ROLE_MARKER_RE` (role markers some tokenizers do not
     declare special; the only ones known without a tokenizer) -- gets a zero-width joiner (U+200D) after its
-    first character, overlapping occurrences too (:func:`judgerl.text.untrusted.defuse_specials`). judgerl's own control tags (``<think>``, ``</verdict>``,
-    special in some tokenizers) are left alone: the protocols write them, and untrusted copies are already
-    neutralised (:func:`judgerl.text.untrusted.neutralise_tags`). Content given as a list of parts (OpenAI
+    first character, overlapping occurrences too (:func:`judgerl.text.untrusted.defuse_specials`). judgerl's
+    own control tags (``<think>``, ``</verdict>``, special in some tokenizers) are left alone: the protocols
+    write them, and untrusted copies are already neutralised (:func:`judgerl.text.untrusted.neutralise_tags`). Content given as a list of parts (OpenAI
     style) is defused part by part; other content is left as it is.
 
     Args:
