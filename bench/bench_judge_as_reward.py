@@ -150,10 +150,14 @@ def train_judge(args: Any, out: Path, arm: str, gold_dir: str, minutes: float = 
     from judgerl.train.gold_judge import train_gold_judge
 
     reasoning = arm != "nonreasoning"
+    lora = int(getattr(args, "gold_judge_lora", 0) or 0)
+    # with LoRA, the tool judges' learning rates (recipe tir-judge-if: SFT 5e-4, GRPO 2e-5); full fine-tuning: 5e-5, 2e-6
     res = train_gold_judge(gold_dir, out / f"judge-{arm}", base_model=args.judge, scale=SCALE, seed=args.seed,
                            sft_steps=args.sft_steps, grpo_steps=args.judge_grpo_steps if reasoning else 0,
-                           reasoning=reasoning, grpo_overrides=[f"grpo.max_completion_length={args.judge_tokens}",
-                                                                f"time_limit_min={max(1.0, args.judge_grpo_minutes)}"])
+                           reasoning=reasoning, lora_r=lora, sft_learning_rate=5e-4 if lora else 5e-5,
+                           grpo_overrides=[f"grpo.max_completion_length={args.judge_tokens}",
+                                           f"time_limit_min={max(1.0, args.judge_grpo_minutes)}",
+                                           *(["grpo.learning_rate=2e-5"] if lora else [])])
     prune_checkpoints(out / f"judge-{arm}")  # finished: final models stay, resume-only checkpoints go
     return {**res, "model": res["grpo_model"] or res["sft_model"], "tools": False, "trained": True}
 
@@ -360,9 +364,12 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
         later = [n for a in served_by for n in (f"static-{a}-expected", f"static-{a}-parsed", f"policy-{a}")]
         if stages.done(stage) and weights_missing(stages.result(stage)["model"]) and not all(map(stages.done, later)):
             # restored from a snapshot without its weights (a full fine-tune) while a later stage still needs them
-            for d in ("sft", "sft-logs", "grpo"):  # their done markers would skip the training
+            for d in ("sft", "sft-logs", "grpo", "final"):  # their done markers would skip the training
                 shutil.rmtree(out / stage / d, ignore_errors=True)
             stages.forget(stage)
+            # measured on the judge that is gone: measured again on the one trained now
+            for name in [n for a in served_by for n in (f"static-{a}-expected", f"static-{a}-parsed")] + ["agreement"]:
+                stages.forget(name)
         judges[arm] = stages.run(f"judge-{base_arm}", train_judge, args, out, base_arm, gold_train["dir"],
                                  minutes=stages.left_min() - args.reserve_min)
     held_records = str(out / "records-heldout.jsonl")
@@ -400,6 +407,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--lr", type=float, default=2e-6, help="Policy learning rate (the pilot knob).")
     ap.add_argument("--generations", type=int, default=4, help="GRPO generations per prompt.")
     ap.add_argument("--lora-r", type=int, default=0, help="Policy LoRA rank (0: full fine-tuning).")
+    ap.add_argument("--gold-judge-lora", type=int, default=0, help="LoRA rank of the non-reasoning and reasoning "
+                    "judges (0: full fine-tuning; 16: as the tool judges, and a snapshot keeps the adapter, so a later "
+                    "session serves the judge without training it again).")
     ap.add_argument("--policy-tokens", type=int, default=128)
     ap.add_argument("--judge-tokens", type=int, default=192)
     ap.add_argument("--sft-steps", type=int, default=60)

@@ -265,10 +265,10 @@ def test_rubric_arms_are_labelled_and_rewarded_with_rubrics(study, tmp_path, mon
 def test_a_judge_restored_without_weights_is_trained_again_only_while_a_stage_needs_it(study, tmp_path, monkeypatch):
     """A snapshot keeps adapters, not a full fine-tune's weights: after a restore, a judge whose policy or static
     stages are still to run is trained again (its done markers removed), one whose stages are all done is not."""
-    trained = []
-    monkeypatch.setattr(study, "agreement", lambda out, gold, labels: dict.fromkeys(labels, {}))
+    trained, labelled, agreed = [], [], []
+    monkeypatch.setattr(study, "agreement", lambda out, gold, labels: agreed.append(1) or dict.fromkeys(labels, {}))
     monkeypatch.setattr(study, "base_responses", lambda *a, **k: {"ok": 1})
-    monkeypatch.setattr(study, "label", lambda *a, **k: {"dir": "d"})
+    monkeypatch.setattr(study, "label", lambda args, out, model, records, name, **k: labelled.append(name) or {"dir": "d"})
     monkeypatch.setattr(study, "train_judge", lambda args, out, arm, gold, minutes: trained.append(arm) or
                         {"model": str(out / f"judge-{arm}" / "grpo" / "final"), "tools": False})
     args = study.parse_args(["--out", str(tmp_path)])
@@ -285,9 +285,13 @@ def test_a_judge_restored_without_weights_is_trained_again_only_while_a_stage_ne
         final.mkdir(parents=True)
         (final / "config.json").write_text("{}")
     assert study.weights_missing(str(final)) and not study.weights_missing("smollm2-135m")
+    labelled.clear(), agreed.clear()
     study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, {"train": [], "heldout": []}, arms)
     # nonreasoning: every stage it serves is done; reasoning: its rubric arm's policy is still to run
     assert trained == ["nonreasoning", "reasoning", "reasoning"]
+    # the static agreement of the judge trained again (and of the rubric arm it serves) is measured again
+    assert sorted(labelled) == ["reasoning-expected", "reasoning-parsed", "rubric-expected", "rubric-parsed"]
+    assert agreed == [1]
     assert not (tmp_path / "judge-reasoning" / "sft").exists() and (tmp_path / "judge-nonreasoning" / "grpo").exists()
     kept = tmp_path / "judge-nonreasoning" / "grpo" / "final"
     (kept / "model.safetensors").write_bytes(b"w")
@@ -349,3 +353,19 @@ def test_a_run_of_some_judge_arms_keeps_the_other_arms_agreement_rows(study, tmp
     study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, sp, ["tool-rubric"])
     assert calls[-1] == ["nonreasoning-expected", "nonreasoning-parsed", "tool-expected", "tool-parsed",
                          "tool-rubric-expected", "tool-rubric-parsed"]
+
+
+def test_gold_judge_lora_option_trains_the_gold_judges_with_an_adapter(study, tmp_path, monkeypatch):
+    """``--gold-judge-lora 16``: the non-reasoning and reasoning judges get one LoRA adapter (the tool judges'
+    learning rates), so a snapshot keeps them; 0 keeps full fine-tuning."""
+    import judgerl.train.gold_judge as gj
+
+    seen = []
+    monkeypatch.setattr(gj, "train_gold_judge", lambda gold, out, **kw: seen.append(kw) or
+                        {"sft_model": str(out / "sft"), "grpo_model": None})
+    monkeypatch.setattr(study, "prune_checkpoints", lambda d: None)
+    for flag, lr in ((["--gold-judge-lora", "16"], 5e-4), ([], 5e-5)):
+        args = study.parse_args(["--out", str(tmp_path), *flag])
+        study.train_judge(args, tmp_path, "reasoning", "gold")
+        assert seen[-1]["lora_r"] == (16 if flag else 0) and seen[-1]["sft_learning_rate"] == lr
+        assert ("grpo.learning_rate=2e-5" in seen[-1]["grpo_overrides"]) == bool(flag)

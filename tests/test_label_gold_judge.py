@@ -104,3 +104,31 @@ def test_train_gold_judge_sft_then_regression_grpo(gold_labels, tmp_path):
     again = train_gold_judge(gold_labels, out, **kw)  # both stages done: nothing retrained
     assert again["grpo_model"] == result["grpo_model"]
     assert Path(result["grpo_model"], "config.json").stat().st_mtime == mtime
+
+
+@pytest.mark.slow
+def test_train_gold_judge_with_lora_keeps_one_adapter_on_the_base(gold_labels, tmp_path):
+    """``lora_r``: SFT and GRPO train one adapter on the base model, so ``final/adapter`` rebuilds the judge from
+    the base alone (what a snapshot keeps); a second call retrains nothing."""
+    import json
+
+    from test_backends_hf import build_tiny_model
+
+    from judgerl.train.gold_judge import train_gold_judge
+
+    base = build_tiny_model(tmp_path / "base")
+    out = tmp_path / "judge"
+    kw = dict(base_model=str(base), sft_steps=2, sft_batch_size=2, grpo_steps=1, lora_r=4,
+              grpo_overrides=["grpo.max_completion_length=8", "grpo.per_device_train_batch_size=4",
+                              "grpo.num_generations=2", "dapo.dynamic_sampling=false"])
+    result = train_gold_judge(gold_labels, out, **kw)
+    for stage in ("sft_model", "grpo_model"):
+        d = Path(result[stage])
+        assert (d / "config.json").is_file() and (d / "adapter" / "adapter_model.safetensors").is_file()
+        cfg = json.loads((d / "adapter" / "adapter_config.json").read_text())
+        assert cfg["r"] == 4 and Path(cfg["base_model_name_or_path"]).resolve() == base.resolve()
+    assert result["n_pairs"] == 3 and result["sft_counts"]["used"] == 7
+    mtime = Path(result["grpo_model"], "config.json").stat().st_mtime
+    again = train_gold_judge(gold_labels, out, **kw)
+    assert again["grpo_model"] == result["grpo_model"]
+    assert Path(result["grpo_model"], "config.json").stat().st_mtime == mtime

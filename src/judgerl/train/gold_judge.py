@@ -117,7 +117,7 @@ def train_gold_judge(labels_dir: str | Path, out_dir: str | Path, *, base_model:
                      scale: tuple[float, float] = (0.0, 9.0), ids: Sequence[str] | None = None,
                      sft_steps: int = 60, sft_learning_rate: float = 5e-5, sft_batch_size: int = 8,
                      sft_max_length: int = 1024, grpo_steps: int = 30, grpo_overrides: Sequence[str] = (),
-                     seed: int = 0, reasoning: bool = True) -> dict[str, Any]:
+                     seed: int = 0, reasoning: bool = True, lora_r: int = 0) -> dict[str, Any]:
     """SFT on gold reasoning + score, then score-regression GRPO (module docstring, step 3).
 
     Args:
@@ -133,6 +133,12 @@ def train_gold_judge(labels_dir: str | Path, out_dir: str | Path, *, base_model:
         seed: Seed of both stages.
         reasoning: False: SFT targets are the score alone (the non-reasoning judge; see
             :func:`gold_sft_examples`).
+        lora_r: 0: full fine-tuning (SFT, then GRPO from the SFT model). > 0: one LoRA adapter of this rank
+            (alpha 2r, every block, as the tool judges) trained by both stages in one
+            :func:`judgerl.train.stages.train_recipe` run: ``sft/`` and ``final/`` hold the merged models and
+            their ``adapter/`` (relative to ``base_model``), a few MB a snapshot can keep
+            (``bench/run_snapshot.py``). The GRPO time limit (``time_limit_min`` in ``grpo_overrides``)
+            bounds the GRPO stage only.
 
     Returns:
         ``{"sft_model", "grpo_model", "sft_counts", "n_pairs", "unpaired"}`` (paths None for skipped stages).
@@ -158,6 +164,10 @@ def train_gold_judge(labels_dir: str | Path, out_dir: str | Path, *, base_model:
         raise ValueError(f"{labels_dir}: no valid gold label to train on ({counts})")
     write_examples(examples, out / "sft_examples.jsonl")
     result: dict[str, Any] = {"sft_model": None, "grpo_model": None, "sft_counts": counts}
+    if lora_r:
+        return _train_lora(labels, ids, examples, out, result, base_model=base_model, scale=scale, lora_r=lora_r,
+                           sft=(sft_steps, sft_learning_rate, sft_batch_size, sft_max_length), grpo_steps=grpo_steps,
+                           grpo_overrides=grpo_overrides, seed=seed)
     model_for_grpo = base_model
     sft_dir = out / "sft"
     if sft_steps > 0:
@@ -194,6 +204,44 @@ def train_gold_judge(labels_dir: str | Path, out_dir: str | Path, *, base_model:
             cfg.validate(where="score-regression (gold judge)")
             run_training(cfg)
         result["grpo_model"] = str(grpo_dir / "final")
+    return result
+
+
+def _train_lora(labels: Mapping[str, Mapping[str, Any]], ids: Sequence[str] | None, examples: Sequence[Any], out: Path,
+                result: dict[str, Any], *, base_model: str, scale: tuple[float, float], lora_r: int,
+                sft: tuple[int, float, int, int], grpo_steps: int, grpo_overrides: Sequence[str], seed: int
+                ) -> dict[str, Any]:
+    """:func:`train_gold_judge` with one LoRA adapter through both stages (its ``lora_r`` argument)."""
+    import time
+
+    from judgerl.data.io import write_pairs_jsonl
+    from judgerl.train.config import load_recipe
+    from judgerl.train.setup import TrainSetup
+    from judgerl.train.stages import train_recipe
+
+    pairs, unpaired = gold_pairs(labels, ids)
+    result.update(n_pairs=len(pairs), unpaired=unpaired)
+    if grpo_steps > 0 and not pairs:
+        raise ValueError(f"{out}: no pair of labelled responses to one prompt for GRPO")
+    write_pairs_jsonl(pairs, out / "gold_pairs.jsonl")  # the recipe reads its pairs even when only SFT runs
+    steps, lr, batch, max_len = sft
+    cfg = load_recipe("score-regression", [
+        f"model={base_model}", f"data.path={out / 'gold_pairs.jsonl'}", f"output_dir={out}", "data.limit=null",
+        f"warmup.steps={steps}", f"warmup.learning_rate={lr}", f"warmup.batch_size={batch}", f"lora.r={lora_r}",
+        f"lora.alpha={2 * lora_r}", f"sft.max_length={max_len}", "sft.gradient_checkpointing=false",
+        f"grpo.max_steps={max(1, grpo_steps)}", f"seed={seed}", f"score_min={scale[0]:g}", f"score_max={scale[1]:g}",
+        *grpo_overrides])
+    cfg.validate(where="score-regression (gold judge, LoRA)")
+    setup = TrainSetup.from_config(cfg)
+    if steps > 0:
+        done = train_recipe(setup, out, resume=True, examples=examples, sft=True, grpo=False)
+        result["sft_model"] = done["sft_model"]
+    if grpo_steps > 0:
+        if not (out / "final" / "config.json").is_file():
+            limit = float(cfg.time_limit_min or 0)
+            train_recipe(setup, out, resume=True, examples=examples, sft=steps > 0, grpo=True,
+                         max_steps=grpo_steps, deadline=time.time() + 60 * limit if limit else None)
+        result["grpo_model"] = str(out / "final")
     return result
 
 
