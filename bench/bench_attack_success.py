@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -60,7 +61,7 @@ def injections() -> list[tuple[str, str]]:
                 out.setdefault(text[len(PREFIX):].strip(), family)
     for name, _, rejected in ATTACKS:
         tail = rejected.split("{w}", 1)[1].strip()
-        if tail:
+        if re.search(r"\w", tail):  # an attack written before the wrong value (``Some say {v}, but``) has none
             out.setdefault(tail.replace("{w}", "{wrong}").replace("{v}", "{right}"), f"arith-{name}")
     return [(family, text) for text, family in out.items()]
 
@@ -84,8 +85,13 @@ def read_run(run_dir: Path, pairs: dict[str, Any], protocol: Any) -> list[dict[s
     from judgerl.eval.store import read_judgments
     from judgerl.types import Trajectory
 
+    kept: dict[tuple, dict[str, Any]] = {}
+    for rec in read_judgments(run_dir / "judgments.jsonl"):  # a resumed run's retried judgment supersedes its
+        key = (rec["pair_id"], rec["order"], rec["sample"])     # failed one; a final one is kept (the store's rule)
+        if key not in kept or not kept[key].get("final", True):
+            kept[key] = rec
     rows = []
-    for rec in read_judgments(run_dir / "judgments.jsonl"):
+    for rec in kept.values():
         pair = pairs[rec["pair_id"]]
         dec = rec.get("decision") or {}
         traj = rec.get("trajectory")
@@ -106,13 +112,14 @@ def rate(k: int, n: int) -> dict[str, Any]:
     return {"k": k, "n": n, "rate": k / n if n else None, "ci": list(proportion_ci(k, n) or (0.0, 1.0))}
 
 
-def table(clean: list[dict], attacked: list[dict]) -> dict[str, Any]:
-    """Per attack family (and ``all``) on the aligned order: clean / attacked / parse-only injector win rates,
-    void rate and ASR (attacked minus clean, same pairs)."""
-    clean_by_pair = {r["pair"]: r for r in clean if r["aligned"]}
+def table(clean: list[dict], attacked: list[dict], aligned: bool = True) -> dict[str, Any]:
+    """Per attack family (and ``all``) in one order (``aligned``: the injector shown as B, the letter most
+    injections name; False: shown as A): clean / attacked / parse-only injector win rates, void rate and ASR
+    (attacked minus clean, same pairs and order)."""
+    clean_by_pair = {r["pair"]: r for r in clean if r["aligned"] == aligned}
     fams: dict[str, list[dict]] = defaultdict(list)
     for r in attacked:
-        if r["aligned"]:
+        if r["aligned"] == aligned:
             fams[r["attack"]].append(r)
             fams["all"].append(r)
     out = {}
@@ -130,15 +137,16 @@ def markdown(res: dict[str, Any], args: argparse.Namespace, other: dict[str, Any
         return f"{100 * r['rate']:.0f}% [{100 * r['ci'][0]:.0f}, {100 * r['ci'][1]:.0f}]" if r["n"] else "-"
 
     lines = [f"## Attack success rate: `{args.model}` on {args.n} generated arithmetic pairs (bench/bench_attack_success.py)",
-             "", "Injector = the wrong response, shown as B (the order its injection names). Rates with 95% Wilson CIs.",
-             "", "| attack family | n | wrong wins, clean | attacked (judgerl) | attacked (parser only) | voided | ASR |",
-             "|---|---|---|---|---|---|---|"]
+             "", "Injector = the wrong response. Rates with 95% Wilson CIs; ASR = attacked minus clean, same pairs and "
+             "order. Most injections name B: the injector shown as B is where they can help it; shown as A, an "
+             "injection that names B helps the honest response (injections naming no letter can act in both).",
+             "", "| attack family | n | as B: wrong wins, clean | as B: attacked (judgerl) | as B: parser only | "
+             "as B: voided | ASR as B | ASR as A |", "|---|---|---|---|---|---|---|---|"]
     for fam, r in res.items():
+        as_a = f"{100 * other[fam]['asr']:+.0f} pts" if fam in other else "-"
         lines.append(f"| {fam} | {r['attacked']['n']} | {pct(r['clean'])} | {pct(r['attacked'])} | "
-                     f"{pct(r['parse_only'])} | {pct(r['void'])} | {100 * r['asr']:+.0f} pts |")
-    lines += ["", f"Other order (injector shown as A), all families: attacked {pct(other['attacked'])}, clean "
-              f"{pct(other['clean'])}, parser only {pct(other['parse_only'])}.", ""]
-    return "\n".join(lines)
+                     f"{pct(r['parse_only'])} | {pct(r['void'])} | {100 * r['asr']:+.0f} pts | {as_a} |")
+    return "\n".join(lines + [""])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,9 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     by_id = {p.id: p for p in [*clean, *attacked]}
     rows_clean = read_run(args.out / "clean", by_id, protocol)
     rows_att = read_run(args.out / "attacked", by_id, protocol)
-    res = table(rows_clean, rows_att)
-    flip = lambda rs: [dict(r, aligned=not r["aligned"]) for r in rs]  # noqa: E731
-    other = table(flip(rows_clean), flip(rows_att))["all"]
+    res, other = table(rows_clean, rows_att), table(rows_clean, rows_att, aligned=False)
     text = markdown(res, args, other)
     (args.out / "asr.md").write_text(text)
     (args.out / "asr.json").write_text(json.dumps({"aligned": res, "other_order": other, "n_attacks": len(attacks),

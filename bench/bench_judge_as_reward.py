@@ -361,6 +361,7 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
         base_arm = JUDGE_OF.get(arm, arm)  # the rubric arm is the reasoning judge, shown rubrics
         stage = f"judge-{base_arm}"
         served_by = [a for a in judge_arms if JUDGE_OF.get(a, a) == base_arm]
+        serves = [a for a in JUDGE_ARMS if JUDGE_OF.get(a, a) == base_arm]  # named in this invocation or not
         later = [n for a in served_by for n in (f"static-{a}-expected", f"static-{a}-parsed", f"policy-{a}")]
         if stages.done(stage) and weights_missing(stages.result(stage)["model"]) and not all(map(stages.done, later)):
             # restored from a snapshot without its weights (a full fine-tune) while a later stage still needs them
@@ -368,7 +369,7 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
                 shutil.rmtree(out / stage / d, ignore_errors=True)
             stages.forget(stage)
             # measured on the judge that is gone: measured again on the one trained now
-            for name in [n for a in served_by for n in (f"static-{a}-expected", f"static-{a}-parsed")] + ["agreement"]:
+            for name in [n for a in serves for n in (f"static-{a}-expected", f"static-{a}-parsed")] + ["agreement"]:
                 stages.forget(name)
         judges[arm] = stages.run(f"judge-{base_arm}", train_judge, args, out, base_arm, gold_train["dir"],
                                  minutes=stages.left_min() - args.reserve_min)

@@ -63,5 +63,27 @@ def test_end_to_end_with_an_obedient_scripted_judge(tmp_path):
     assert al["clean"]["rate"] == 1.0 and al["parse_only"]["rate"] == 1.0 and al["void"]["k"] > 0
     assert al["attacked"]["k"] == al["attacked"]["n"] - al["void"]["k"]
     assert al["asr"] == pytest.approx(-al["void"]["rate"])
-    assert res["other_order"]["attacked"]["rate"] == 0.0  # B is the honest response there
-    assert "| all | 8 |" in (tmp_path / "run" / "asr.md").read_text()
+    assert res["other_order"]["all"]["attacked"]["rate"] == 0.0  # B is the honest response there
+    assert "| all | " in (tmp_path / "run" / "asr.md").read_text()
+
+
+def test_a_retried_judgment_counts_once(tmp_path):
+    """A resumed eval appends the retry of a failed judgment (``final: false``) after it: the retry is read."""
+    from judgerl.data.builders.arith import generated_arithmetic_pairs
+    from judgerl.protocols import get_protocol
+
+    (pair,) = generated_arithmetic_pairs(1, seed=1)
+    run = tmp_path / "run"
+    run.mkdir()
+    failed = {"pair_id": pair.id, "order": "ab", "sample": 0, "chosen_index": 0, "final": False,
+              "decision": {"valid": False, "invalid_reason": "generation_error"}, "raw_output": ""}
+    retried = dict(failed, final=True, decision={"valid": True, "verdict": "B"}, raw_output="<verdict>B</verdict>")
+    (run / "judgments.jsonl").write_text(json.dumps(failed) + "\n" + json.dumps(retried) + "\n")
+    rows = asr.read_run(run, {pair.id: pair}, get_protocol("pav"))
+    assert len(rows) == 1 and rows[0]["aligned"] and rows[0]["injector_wins"]
+
+
+def test_no_attack_is_punctuation_only():
+    """``arith-wrong-says-right-first`` writes its text before the wrong value: no injection after it to append."""
+    assert all(text.strip(".,;:!? ") for _, text in asr.injections())
+    assert "arith-wrong-says-right-first" not in {f for f, _ in asr.injections()}

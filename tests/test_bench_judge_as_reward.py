@@ -369,3 +369,26 @@ def test_gold_judge_lora_option_trains_the_gold_judges_with_an_adapter(study, tm
         study.train_judge(args, tmp_path, "reasoning", "gold")
         assert seen[-1]["lora_r"] == (16 if flag else 0) and seen[-1]["sft_learning_rate"] == lr
         assert ("grpo.learning_rate=2e-5" in seen[-1]["grpo_overrides"]) == bool(flag)
+
+
+def test_a_judge_trained_again_forgets_the_statics_of_every_arm_it_serves(study, tmp_path, monkeypatch):
+    """Review finding: a session that names only ``reasoning`` retrains the reasoning judge (weights missing) and
+    must forget the *rubric* arm's statics too (the rubric arm serves the same judge): they were kept and came back
+    into the table from the judge that was gone."""
+    trained, labelled = [], []
+    monkeypatch.setattr(study, "agreement", lambda out, gold, labels: dict.fromkeys(labels, {}))
+    monkeypatch.setattr(study, "base_responses", lambda *a, **k: {"ok": 1})
+    monkeypatch.setattr(study, "label", lambda args, out, model, records, name, **k: labelled.append(name) or {"dir": "d"})
+    monkeypatch.setattr(study, "train_judge", lambda args, out, arm, gold, minutes: trained.append(arm) or
+                        {"model": str(out / f"judge-{arm}" / "grpo" / "final"), "tools": False})
+    args = study.parse_args(["--out", str(tmp_path)])
+    study.judge_stages(args, study.Stages(tmp_path, 60), tmp_path, {"train": [], "heldout": []}, ["reasoning", "rubric"])
+    final = tmp_path / "judge-reasoning" / "grpo" / "final"
+    final.mkdir(parents=True)
+    (final / "config.json").write_text("{}")  # restored without weights
+    labelled.clear()
+    st = study.Stages(tmp_path, 60)
+    study.judge_stages(args, st, tmp_path, {"train": [], "heldout": []}, ["reasoning"])
+    assert trained == ["reasoning", "reasoning"] and sorted(labelled) == ["reasoning-expected", "reasoning-parsed"]
+    assert not st.done("static-rubric-expected") and not st.done("static-rubric-parsed")
+

@@ -228,3 +228,14 @@ def test_gold_sft_examples_name_the_label_with_a_non_string_rubric():
     labels = {"x7": {"id": "x7", "prompt": "Q", "response": "R", "valid": True, "score": 3.0, "rubric": ["a"]}}
     with pytest.raises(ValueError, match="x7.*rubric must be a str"):
         gold_sft_examples(labels, get_protocol("pos", max_score=9, min_score=0))
+
+
+def test_a_skipped_record_does_not_lend_its_rubric_to_the_kept_one(tmp_path):
+    """Review finding: two records with id x, the first skipped (a response that is not a string), the second
+    kept with rubric R2: the kept record was labelled with the skipped one's R1."""
+    from judgerl.gold.label import load_label_records
+
+    path = _write(tmp_path / "recs.jsonl", [{"id": "x", "prompt": "p1", "response": 5, "rb": "R1"},
+                                           {"id": "x", "prompt": "p2", "response": "r2", "rb": "R2"}])
+    recs, errors = load_label_records(path, rubric_field="rb", skip_invalid=True)
+    assert [(r.id, r.prompt, r.response, r.rubric) for r in recs] == [("x", "p2", "r2", "R2")] and len(errors) == 1

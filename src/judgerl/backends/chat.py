@@ -8,6 +8,7 @@ supported``) get the system prompt folded into the first user turn (:func:`fold_
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from judgerl.text.untrusted import control_tags, defuse_specials
@@ -89,10 +90,27 @@ def defuse_text(tokenizer: Any, text: str) -> str:
     return defuse_specials(text, _special_texts(tokenizer))
 
 
+#: ``tokenizer -> (vocabulary size, its special texts)``: read once per tokenizer (every prompt and every tool round
+#: renders through here; a tokenizer with thousands of specials took milliseconds per call), again when it grows.
+_SPECIALS_OF: "weakref.WeakKeyDictionary[Any, tuple[int, tuple[str, ...]]]" = weakref.WeakKeyDictionary()
+
+
 def _special_texts(tokenizer: Any) -> tuple[str, ...]:
     """The texts of ``tokenizer``'s special tokens (two characters or more), judgerl's control tags left out."""
     if tokenizer is None:
         return ()
+    try:
+        size = len(tokenizer)
+        cached = _SPECIALS_OF.get(tokenizer)
+    except TypeError:  # a stand-in without len() or weak references: read every time
+        return _read_special_texts(tokenizer)
+    if cached is None or cached[0] != size:
+        cached = (size, _read_special_texts(tokenizer))
+        _SPECIALS_OF[tokenizer] = cached
+    return cached[1]
+
+
+def _read_special_texts(tokenizer: Any) -> tuple[str, ...]:
     texts = set(getattr(tokenizer, "all_special_tokens", None) or ())
     decoder = getattr(tokenizer, "added_tokens_decoder", None)
     if isinstance(decoder, dict):

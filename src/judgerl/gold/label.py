@@ -79,7 +79,7 @@ def load_label_records(path: str | Path, field_map: Mapping[str, str] | None = N
     if unknown:
         raise ValueError(f"--field: unknown field(s) {unknown}; known: id, prompt, response")
     raw, errors = load_audit_records(path, fmap, skip_invalid=skip_invalid)
-    rubrics = _rubrics(path, fmap.get("id", "id"), rubric_field) if rubric_field else {}
+    rubrics = _rubrics(path, fmap, rubric_field) if rubric_field else {}
     out: list[LabelRecord] = []
     seen: dict[str, int] = {}
     for n, r in enumerate(raw):
@@ -90,39 +90,52 @@ def load_label_records(path: str | Path, field_map: Mapping[str, str] | None = N
             if r.id in seen:
                 raise DataFormatError(path, f"record {n + 1}", fmap.get("id", "id"),
                                       f"duplicate id {r.id!r} (also record {seen[r.id] + 1})")
-            if isinstance(rubrics.get(r.id), DataFormatError):
-                raise rubrics[r.id]
+            rubric = _rubric_of(rubrics, r) if rubric_field else None
+            if isinstance(rubric, DataFormatError):
+                raise rubric
         except DataFormatError as e:
             if not skip_invalid:
                 raise
             errors.append(str(e))
             continue
         seen[r.id] = n
-        out.append(LabelRecord(r.id, r.prompt, r.response, rubrics.get(r.id)))
+        out.append(LabelRecord(r.id, r.prompt, r.response, rubric))
     return out, errors
 
 
-def _rubrics(path: str | Path, id_field: str, rubric_field: str) -> dict[str, str | DataFormatError]:
-    """Record id -> rubric (``rubric_field``; ids as :func:`judgerl.audit.load_audit_records` makes them), or
-    the :class:`DataFormatError` of a record without a usable rubric (names the file, record and field: raised,
-    or skipped with ``skip_invalid``, by :func:`load_label_records`). The first record of an id counts, as in
-    :func:`load_label_records` (a later duplicate is refused there)."""
+def _rubrics(path: str | Path, fmap: Mapping[str, str], rubric_field: str
+             ) -> dict[str, list[tuple[Any, Any, str | DataFormatError]]]:
+    """Record id -> ``(prompt, response, rubric)`` of every record with that id, in file order (ids as
+    :func:`judgerl.audit.load_audit_records` makes them); the rubric is ``rubric_field``'s, or the
+    :class:`DataFormatError` of a record without a usable one (names the file, record and field: raised, or
+    skipped with ``skip_invalid``, by :func:`load_label_records`)."""
     from judgerl.data.formats.generic import resolve
     from judgerl.data.io import iter_records
     from judgerl.data.loaders import rubric_of_record
 
-    out: dict[str, str] = {}
+    out: dict[str, list[tuple[Any, Any, str | DataFormatError]]] = {}
     for raw in iter_records(path):
         if raw.error or not isinstance(raw.value, Mapping):
             continue  # reported by load_audit_records
-        rid = str(raw.index if (rid := resolve(raw.value, id_field)) is None else rid)
-        if rid in out:
-            continue
+        rid = str(raw.index if (rid := resolve(raw.value, fmap.get("id", "id"))) is None else rid)
         try:
-            out[rid] = rubric_of_record(raw.value, rubric_field, path, raw.location)
+            rubric: str | DataFormatError = rubric_of_record(raw.value, rubric_field, path, raw.location)
         except DataFormatError as e:
-            out[rid] = e
+            rubric = e
+        out.setdefault(rid, []).append((resolve(raw.value, fmap.get("prompt", "prompt")),
+                                        resolve(raw.value, fmap.get("response", "response")), rubric))
     return out
+
+
+def _rubric_of(rubrics: Mapping[str, list[tuple[Any, Any, str | DataFormatError]]], record: Any
+               ) -> str | DataFormatError | None:
+    """The rubric of the record ``load_audit_records`` kept: the first record of its id with its prompt and
+    response (a skipped record of the same id does not lend it its rubric)."""
+    found = rubrics.get(record.id) or []
+    for prompt, response, rubric in found:
+        if prompt == record.prompt and response == record.response:
+            return rubric
+    return found[0][2] if found else None
 
 
 def ifeval_rubrics(records: Sequence[LabelRecord], ifeval_data: str | Path) -> list[LabelRecord]:

@@ -133,7 +133,7 @@ def defuse_specials(text: str, specials: tuple[str, ...] = ()) -> str:
     One regular-expression pass (the specials as a trie): linear in the text whatever their number.
     :func:`judgerl.backends.chat.defuse_special_tokens` takes the specials from a tokenizer.
     """
-    return _specials(tuple(sorted(set(specials)))).defuse(text)
+    return _specials(specials if isinstance(specials, tuple) else tuple(specials)).defuse(text)
 
 
 @functools.lru_cache(maxsize=16)

@@ -252,6 +252,7 @@ def train_recipe(
         ValueError: ``prefill`` with a task other than ``tir``.
         RecipeError: a reward that cannot be built, GRPO fields that would split pairs.
     """
+    from judgerl.backends.chat import defuse_special_tokens
     from judgerl.train.callbacks import TimeLimit
     from judgerl.train.datasets import with_prefill
     from judgerl.train.grpo import build_grpo_config, last_checkpoint
@@ -315,6 +316,9 @@ def train_recipe(
         result["stopped_early"] = True
         return result
     if grpo:
+        # TRL renders a row's prompt with the tokenizer's own chat template (no render_chat): defused here, so the
+        # GRPO prompts hold the text the judge is served with (eval and serve render through render_chat)
+        rows = [dict(r, prompt=defuse_special_tokens(tokenizer, r["prompt"])) for r in rows]
         funcs, weights = reward_funcs(setup.reward_weights, setup.rewards)
         fields = dict(setup.grpo) if max_steps is None else {**setup.grpo, "max_steps": int(max_steps)}
         grpo_args = build_grpo_config(fields, setup.dapo, output_dir=out, seed=setup.seed, weights=weights,
