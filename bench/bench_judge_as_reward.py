@@ -214,7 +214,7 @@ def readout(out: Path, arm: str, seed: int) -> dict:
     examples and the hacking verdict of one arm's policy run."""
     from judgerl.arena.scores import Game, valid_games, win_rate, win_rate_ci
     from judgerl.eval.intervals import bootstrap_ci
-    from judgerl.train.curves import hacking_verdicts, read_curves
+    from judgerl.train.curves import hacking_verdicts, length_verdict, read_curves
 
     run_dir = out / f"policy-{arm}"
     recs = read_curves(run_dir / "curves.jsonl")
@@ -243,6 +243,7 @@ def readout(out: Path, arm: str, seed: int) -> dict:
         "audit_rates": {k: sum(float((r.get("audit") or {}).get(k, 0)) for r in roll) / max(1, len(roll)) for k in kinds},
         "flagged_examples": flagged[:3],
         **hacking_verdicts(held, roll),  # judgerl.train.curves
+        "length": length_verdict(held),
         "curves": [{k: r.get(k) for k in ("step", "gold_score_mean", "judge_score_mean")} for r in held],
     }
 
@@ -299,8 +300,9 @@ def report(args: Any, out: Path, stages: Stages) -> str:
              format_agreement(st["agreement"]) if "agreement" in st else "(not run)", "",
              "### Policy arms (held-out prompts)", "",
              "| arm | gold base → final | gain [95% CI] | recovered | gold win rate vs base [CI] | final gold − random arm's "
-             "(paired) [CI] | train judge base → final | audit any | hacking test (held-out) | hacking test (rollouts) |",
-             "|---|---|---|---:|---|---|---|---:|---|---|"]
+             "(paired) [CI] | train judge base → final | audit any | hacking test (held-out) | hacking test (rollouts) "
+             "| held-out response length |",
+             "|---|---|---|---:|---|---|---|---:|---|---|---|"]
     for a in arms:
         r = st[f"readout-{a}"]
         vs = paired_difference(out, a, "random", args.seed) if a != "random" and "random" in arms else None
@@ -308,7 +310,8 @@ def report(args: Any, out: Path, stages: Stages) -> str:
                      f"{'-' if a == 'oracle' else f(recovered(r['gold_gain'], oracle))} | {f(r['gold_win_rate'])} "
                      f"{ci(r['gold_win_rate_ci'])} | {f(vs and vs['mean'])} {ci(vs and vs['ci'])} | "
                      f"{f(r['judge_base'])} → {f(r['judge_final'])} | "
-                     f"{f(r['audit_rates'].get('any'))} | {r['hacking']} | {r.get('hacking_rollouts', '(not read yet)')} |")
+                     f"{f(r['audit_rates'].get('any'))} | {r['hacking']} | {r.get('hacking_rollouts', '(not read yet)')} "
+                     f"| {r.get('length', '(not read yet)')} |")
     lines += ["", f"Curves of all arms: `{png}`.", ""]
     for a in arms:
         for ex in st[f"readout-{a}"]["flagged_examples"][:1]:
@@ -331,7 +334,7 @@ def run_study(args: Any, stages: Stages) -> str:
         judges = judge_stages(args, stages, out, sp, judge_arms)
     try:
         for arm in (a for a in ARMS if a in args.arms):
-            if stages.done(f"readout-{arm}") and "hacking_rollouts" not in stages.result(f"readout-{arm}"):
+            if stages.done(f"readout-{arm}") and "length" not in stages.result(f"readout-{arm}"):
                 stages.forget(f"readout-{arm}")  # a read-out from before the rollout hacking test: read again
             stages.run(f"policy-{arm}", policy, args, stages, out, arm, judges.get(arm))
             stages.run(f"readout-{arm}", readout, out, arm, args.seed)

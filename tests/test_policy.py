@@ -476,3 +476,18 @@ def test_oracle_arm_trains_against_the_gold_without_a_judge(tmp_path, short_ifev
     assert result["global_step"] == 2 and Path(result["final_model"], "adapter").is_dir()
     roll = [r for r in read_curves(tmp_path / "run" / "curves.jsonl") if r["kind"] == "rollout"]
     assert roll and all(r["score_mode"] == "programmatic" for r in roll)
+
+
+def test_length_verdict_names_a_collapse_of_the_held_out_responses():
+    """A policy can raise an instruction-only gold by answering next to nothing (stop 42's tool-rubric arm: 375 ->
+    57 characters): the length verdict says so where the hacking test cannot (the gold rose)."""
+    from judgerl.train.curves import length_verdict
+
+    def rec(step, chars):
+        return {"kind": "heldout", "step": step, "mean_response_chars": chars}
+
+    assert length_verdict([rec(0, 375), rec(20, 200), rec(40, 57)]).startswith("COLLAPSED (375 -> 57 characters: 15%")
+    assert length_verdict([rec(40, 163), rec(0, 375)]) == "kept (375 -> 163 characters)"
+    assert length_verdict([rec(0, 375)]).startswith("untestable")
+    assert length_verdict([rec(0, 375), {"step": None, "mean_response_chars": 1}]).startswith("untestable")
+    assert length_verdict([rec(0, 0), rec(1, 0)]) == "kept (0 -> 0 characters)"
