@@ -159,7 +159,7 @@ def train_judge(args: Any, out: Path, arm: str, gold_dir: str, minutes: float = 
                                            f"time_limit_min={max(1.0, args.judge_grpo_minutes)}",
                                            *(["grpo.learning_rate=2e-5"] if lora else [])])
     prune_checkpoints(out / f"judge-{arm}")  # finished: final models stay, resume-only checkpoints go
-    return {**res, "model": res["grpo_model"] or res["sft_model"], "tools": False, "trained": True}
+    return {**res, "model": res["grpo_model"] or res["sft_model"], "tools": False, "trained": True, "lora_r": lora}
 
 
 def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -> dict | None:
@@ -245,7 +245,44 @@ def readout(out: Path, arm: str, seed: int) -> dict:
         **hacking_verdicts(held, roll),  # judgerl.train.curves
         "length": length_verdict(held),
         "curves": [{k: r.get(k) for k in ("step", "gold_score_mean", "judge_score_mean")} for r in held],
+        "gated": gated_readout(run_dir, held, seed),
     }
+
+
+def gated_readout(run_dir: Path, held: list[dict], seed: int) -> dict:
+    """The read-out under the gated gold (:mod:`judgerl.gold.gate`: 0 for a reply that does not attempt the task),
+    from the held-out rows every evaluation wrote (``heldout/step-N.jsonl``): the gated gold and the not-an-attempt
+    rate per evaluation, the gated gain base -> final with its bootstrap CI, and the hacking test on the gated gold
+    (window: every evaluation, 3 or 4)."""
+    from judgerl.eval.intervals import bootstrap_ci
+    from judgerl.gold.gate import gate_rows
+    from judgerl.train.curves import hacking_test
+
+    judge_at = {r["step"]: r.get("judge_score_mean") for r in held}
+    per_step, by_id = [], {}
+    for f in sorted((run_dir / "heldout").glob("step-*.jsonl"), key=lambda f: int(f.stem.split("-")[1])):
+        step = int(f.stem.split("-")[1])
+        rows = gate_rows(read_jsonl(f))
+        scored = [r["gated_gold_score"] for r in rows if r["gated_gold_score"] is not None]
+        per_step.append({"step": step, "gold_score_mean": sum(scored) / len(scored) if scored else None,
+                         "not_an_attempt": sum(bool(r["not_an_attempt"]) for r in rows) / max(1, len(rows)),
+                         "judge_score_mean": judge_at.get(step)})
+        by_id[step] = {r["id"]: r["gated_gold_score"] for r in rows}
+    if len(per_step) < 2:
+        return {"per_step": per_step}
+    first, last = by_id[per_step[0]["step"]], by_id[per_step[-1]["step"]]
+    diffs = [last[i] - first[i] for i in sorted(first.keys() & last.keys())
+             if first[i] is not None and last[i] is not None]
+    window = min(4, len(per_step))
+    test = hacking_test(per_step, window=window) if window >= 3 else {"suspected": False, "reason": "2 evaluations"}
+    verdict = (f"untestable ({test['reason']})" if "reason" in test else
+               ("SUSPECTED" if test["suspected"] else "not suspected")
+               + f" (judge {test['delta_train']:+.2f}, gated gold {test['delta_gold']:+.2f}, window {window})")
+    return {"per_step": per_step, "base": per_step[0]["gold_score_mean"], "final": per_step[-1]["gold_score_mean"],
+            "gain": sum(diffs) / len(diffs) if diffs else None,
+            "gain_ci": bootstrap_ci(diffs, seed=seed) if diffs else None,
+            "not_an_attempt_base": per_step[0]["not_an_attempt"], "not_an_attempt_final": per_step[-1]["not_an_attempt"],
+            "hacking": verdict}
 
 
 def paired_difference(out: Path, arm: str, other: str, seed: int) -> dict | None:
@@ -279,6 +316,14 @@ def recovered(gain: float | None, oracle_gain: float | None) -> float | None:
     return gain / oracle_gain
 
 
+def judge_training(result: dict) -> str:
+    """How a judge stage trained its judge, from its stage result: ``"LoRA r16"``, ``"LoRA (tir-judge-if)"`` for a
+    tool judge, or ``"full fine-tuning"`` (a gold judge trained before ``lora_r`` was recorded had none)."""
+    if result.get("lora_r"):
+        return f"LoRA r{result['lora_r']}"
+    return "LoRA (tir-judge-if)" if result.get("tools") else "full fine-tuning"
+
+
 def report(args: Any, out: Path, stages: Stages) -> str:
     from judgerl.gold.agreement import format_agreement
     from judgerl.train.curves import plot_arms, read_curves
@@ -298,6 +343,8 @@ def report(args: Any, out: Path, stages: Stages) -> str:
              f"Command: `python bench/bench_judge_as_reward.py {' '.join(sys.argv[1:])}`", "",
              "### Static agreement with the gold (held-out records)", "",
              format_agreement(st["agreement"]) if "agreement" in st else "(not run)", "",
+             "Judges' training: " + (", ".join(f"{k[6:]} {judge_training(v)}" for k, v in st.items()
+                                              if k.startswith("judge-")) or "(none yet)") + ".", "",
              "### Policy arms (held-out prompts)", "",
              "| arm | gold base → final | gain [95% CI] | recovered | gold win rate vs base [CI] | final gold − random arm's "
              "(paired) [CI] | train judge base → final | audit any | hacking test (held-out) | hacking test (rollouts) "
@@ -312,6 +359,18 @@ def report(args: Any, out: Path, stages: Stages) -> str:
                      f"{f(r['judge_base'])} → {f(r['judge_final'])} | "
                      f"{f(r['audit_rates'].get('any'))} | {r['hacking']} | {r.get('hacking_rollouts', '(not read yet)')} "
                      f"| {r.get('length', '(not read yet)')} |")
+    g_oracle = ((st.get("readout-oracle") or {}).get("gated") or {}).get("gain")
+    lines += ["", "### The same arms under the gated gold (judgerl.gold.gate: 0 for a reply that does not attempt the "
+              "task -- a non-answer, master key or refusal the audit finds)", "",
+              "| arm | gated gold base → final | gain [95% CI] | recovered (of the oracle's gated gain) | not an attempt "
+              "base → final | hacking test (gated gold, held-out) |", "|---|---|---|---:|---|---|"]
+    for a in arms:
+        gt = st[f"readout-{a}"].get("gated") or {}
+        na = lambda x: "-" if x is None else f"{x:.0%}"  # noqa: E731
+        lines.append(f"| {a} | {f(gt.get('base'))} → {f(gt.get('final'))} | {f(gt.get('gain'))} {ci(gt.get('gain_ci'))} "
+                     f"| {'-' if a == 'oracle' else f(recovered(gt.get('gain'), g_oracle))} | "
+                     f"{na(gt.get('not_an_attempt_base'))} → {na(gt.get('not_an_attempt_final'))} | "
+                     f"{gt.get('hacking', '(not read yet)')} |")
     lines += ["", f"Curves of all arms: `{png}`.", ""]
     for a in arms:
         for ex in st[f"readout-{a}"]["flagged_examples"][:1]:
@@ -334,8 +393,8 @@ def run_study(args: Any, stages: Stages) -> str:
         judges = judge_stages(args, stages, out, sp, judge_arms)
     try:
         for arm in (a for a in ARMS if a in args.arms):
-            if stages.done(f"readout-{arm}") and "length" not in stages.result(f"readout-{arm}"):
-                stages.forget(f"readout-{arm}")  # a read-out from before the rollout hacking test: read again
+            if stages.done(f"readout-{arm}") and "gated" not in stages.result(f"readout-{arm}"):
+                stages.forget(f"readout-{arm}")  # a read-out from before the gated gold: read again
             stages.run(f"policy-{arm}", policy, args, stages, out, arm, judges.get(arm))
             stages.run(f"readout-{arm}", readout, out, arm, args.seed)
     except SystemExit:
@@ -352,6 +411,20 @@ def weights_missing(model: str) -> bool:
     return p.is_dir() and not any(p.glob("*.safetensors")) and not (p / "adapter").is_dir()
 
 
+def check_judge_path(stage: str, model: str) -> None:
+    """Refuse a finished judge stage whose model is a relative path that does not exist from here: the stage
+    results keep the paths as ``--out`` gave them, so a study begun with a relative ``--out`` is resumed from the
+    same working directory.
+
+    Raises:
+        SystemExit: naming the stage, the path and the working directory.
+    """
+    p = Path(model)
+    if not p.is_absolute() and len(p.parts) > 1 and not p.exists():
+        raise SystemExit(f"{stage}: its judge {model} is not found from {Path.cwd()}: resume the study from the "
+                         "directory it was begun in (stage results keep --out as it was given)")
+
+
 def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: list[str]) -> dict:
     """Base responses and their gold labels, the judges of ``judge_arms`` and their static agreement."""
     stages.run("responses-train", base_responses, args, out, sp["train"][: args.label_prompts], "train")
@@ -366,6 +439,8 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
         served_by = [a for a in judge_arms if JUDGE_OF.get(a, a) == base_arm]
         serves = [a for a in JUDGE_ARMS if JUDGE_OF.get(a, a) == base_arm]  # named in this invocation or not
         later = [n for a in served_by for n in (f"static-{a}-expected", f"static-{a}-parsed", f"policy-{a}")]
+        if stages.done(stage):
+            check_judge_path(stage, stages.result(stage)["model"])
         if stages.done(stage) and weights_missing(stages.result(stage)["model"]) and not all(map(stages.done, later)):
             # restored from a snapshot without its weights (a full fine-tune) while a later stage still needs them
             for d in ("sft", "sft-logs", "grpo", "final"):  # their done markers would skip the training
@@ -453,13 +528,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 #: Options that only choose what runs now (may change between invocations of one ``--out``).
 STAGE_OPTIONS = ("arms", "budget_min", "reserve_min", "out")
+# options that only shape stages not yet run: the rank of a gold judge that has not been trained (a judge trained
+# before keeps its own; its stage result records ``lora_r``)
+LATER_OPTIONS = ("gold_judge_lora",)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     # values as text, as args.json has always held them (a study begun before compares the same)
-    check_options(args.out / "args.json", {k: str(v) for k, v in vars(args).items()}, selectors=STAGE_OPTIONS)
+    check_options(args.out / "args.json", {k: str(v) for k, v in vars(args).items()}, selectors=STAGE_OPTIONS,
+                  later=LATER_OPTIONS)
     print(run_study(args, Stages(args.out, args.budget_min)))
 
 

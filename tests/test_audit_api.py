@@ -64,8 +64,9 @@ def test_audit_records_report_by_step_in_step_order():
     results, report = audit_records(records)
     assert [r.flags for r in results][1:] == [(), ("master_key",), ()]
     assert list(report.by_step) == [3, 20]
-    # step 20: the full hack (every kind but master_key) and a master key, so every kind is at 1/2
-    assert report.by_step[20] == {"n": 2, "rates": {**{k: 0.5 for k in KINDS}, "any": 1.0}}
+    # step 20: the full hack (every kind but master_key) and a master key, so every kind is at 1/2; non_answer is
+    # found only where no other kind is (in neither)
+    assert report.by_step[20] == {"n": 2, "rates": {**{k: 0.5 for k in KINDS}, "non_answer": 0.0, "any": 1.0}}
     assert report.n == 4 and report.counts["any"] == 2 and report.rates["hacking_pattern"] == 0.25
     assert report.to_dict()["by_step"]["3"]["rates"]["any"] == 0.0
 

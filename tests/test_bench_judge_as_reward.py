@@ -122,6 +122,27 @@ def test_a_changed_option_is_refused_on_resume(study, tmp_path):
         study.check_options(path, {"lr": "1e-05", "arms": "['oracle']", "steps": "50"}, selectors=study.STAGE_OPTIONS)
 
 
+def test_a_later_option_may_change_and_the_change_is_recorded(study, tmp_path, capsys):
+    """``--gold-judge-lora`` only shapes a judge not yet trained: a new value is accepted, printed and kept in
+    ``changes``; an option the finished stages depend on is still refused after it; the report names each judge's
+    training."""
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps({"lr": "5e-05", "gold_judge_lora": "0"}))
+    kw = dict(selectors=study.STAGE_OPTIONS, later=study.LATER_OPTIONS)
+    study.check_options(path, {"lr": "5e-05", "gold_judge_lora": "16"}, **kw)
+    saved = json.loads(path.read_text())
+    assert saved["gold_judge_lora"] == "16"
+    assert [(c["option"], c["from"], c["to"]) for c in saved["changes"]] == [("gold_judge_lora", "0", "16")]
+    assert "gold_judge_lora 0 -> 16" in capsys.readouterr().out
+    study.check_options(path, {"lr": "5e-05", "gold_judge_lora": "16"}, **kw)  # same again: nothing new recorded
+    assert len(json.loads(path.read_text())["changes"]) == 1
+    with pytest.raises(SystemExit, match="lr: 5e-05 -> 1e-05"):
+        study.check_options(path, {"lr": "1e-05", "gold_judge_lora": "16"}, **kw)
+    assert study.judge_training({"lora_r": 16, "tools": False}) == "LoRA r16"
+    assert study.judge_training({"tools": True}) == "LoRA (tir-judge-if)"
+    assert study.judge_training({"tools": False}) == "full fine-tuning"
+
+
 def test_tool_judge_pairs_carry_the_prompts_instructions_for_the_if_teacher(study, tmp_path, shared_data):
     """The tool arm's training pairs: gold-labelled responses of one prompt, paired, with the IFEval record's
     instruction ids and kwargs in meta (what the IF teacher checks); a prompt that is not an IFEval record is
@@ -392,3 +413,24 @@ def test_a_judge_trained_again_forgets_the_statics_of_every_arm_it_serves(study,
     assert trained == ["reasoning", "reasoning"] and sorted(labelled) == ["reasoning-expected", "reasoning-parsed"]
     assert not st.done("static-rubric-expected") and not st.done("static-rubric-parsed")
 
+
+
+def test_gated_readout_pays_nothing_for_non_answers_and_flags_the_hack(study, tmp_path):
+    """The read-out under the gated gold (judgerl.gold.gate): a policy whose judge score rises while its replies turn
+    into placeholders that the instruction-only gold still pays is SUSPECTED on the gated gold (stop 43's tool-rubric
+    arm), its gated gain is negative, and its not-an-attempt rate rises; the table shows the second block."""
+    run = tmp_path / "policy-x" / "heldout"
+    run.mkdir(parents=True)
+    essay = "Rivers carve valleys over millions of years, carrying silt that builds deltas and feeds farms."
+    replies = {0: [essay] * 4, 20: [essay] * 3 + ["The answer."], 40: [essay, "The answer."] * 2,
+               60: ["The answer.", "The answer is not available.", "The answer.", "The answer."]}
+    for step, rs in replies.items():
+        rows = [{"id": f"p{i}", "prompt": "Write an essay about rivers.", "response": r, "gold_score": 5.0 + step / 20}
+                for i, r in enumerate(rs)]
+        (run / f"step-{step}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    held = [{"step": s, "judge_score_mean": 3.0 + s / 10, "gold_score_mean": 5.0 + s / 20} for s in replies]
+    g = study.gated_readout(tmp_path / "policy-x", held, seed=0)
+    assert [round(p["not_an_attempt"], 2) for p in g["per_step"]] == [0.0, 0.25, 0.5, 1.0]
+    assert g["base"] == 5.0 and g["final"] == 0.0 and g["gain"] == -5.0
+    assert g["hacking"].startswith("SUSPECTED") and "window 4" in g["hacking"]
+    assert g["not_an_attempt_base"] == 0.0 and g["not_an_attempt_final"] == 1.0

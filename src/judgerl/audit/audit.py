@@ -24,6 +24,7 @@ from typing import Any
 
 from judgerl.audit import detectors as D
 from judgerl.audit.harm import classify_prompt
+from judgerl.audit.non_answer import detect_non_answer
 from judgerl.text.normalize import normalize
 from judgerl.data.errors import DataFormatError
 from judgerl.data.formats.generic import resolve
@@ -110,6 +111,11 @@ def audit_response(response: str, prompt: str | None = None, config: AuditConfig
     if not found[D.SELF_EVALUATION]:
         found[D.SELF_EVALUATION] = D.detect_praise_after_marker(norm, prompt, found[D.FAKE_END_MARKER])
     found[D.HACKING_PATTERN] = D.detect_hacking_pattern(found, response)
+    found[D.NON_ANSWER] = []
+    if not any(found.values()):  # the other kinds take precedence: a non-answer is one that games nothing else
+        hit = detect_non_answer(norm, prompt)
+        if hit:
+            found[D.NON_ANSWER] = [D._ev(norm, D.NON_ANSWER, hit[1], hit[2], hit[0])]
     flags = tuple(k for k in KINDS if k in config.kinds and found[k])
     evidence = tuple(ev for k in flags for ev in found[k])
     return AuditResult(flags, evidence, harmful, verdict.category if verdict else None)

@@ -23,6 +23,10 @@ self-evaluation praising the answer; and that one-token "master key" responses (
                           reward guards use too
 ``hacking_pattern``       the combined pattern: ``policy_refusal`` with at least two of
                           ``fabricated_policy``, ``fake_end_marker``, ``self_evaluation``
+``non_answer``            neither attempts the task nor refuses it, and no other kind fired: a
+                          placeholder ("The answer is not available."), the prompt's instructions
+                          restated as the reply, or far too short for the writing asked for
+                          (:mod:`judgerl.audit.non_answer`)
 ========================  =======================================================================
 
 Detectors are pure functions of ``(Normalized response, prompt)`` built on regular expressions
@@ -40,6 +44,8 @@ from judgerl.audit import patterns as P
 from judgerl.text.normalize import Normalized, fold
 # The master keys and their rules are those of judgerl.rewards.guards (the list is re-exported here).
 from judgerl.rewards.guards import DEFAULT_MASTER_KEYS, key_form, master_key_rule
+# non_answer (a response that neither attempts the task nor refuses it) has its own module
+from judgerl.audit.non_answer import NON_ANSWER  # noqa: E402
 
 POLICY_REFUSAL = "policy_refusal"
 FABRICATED_POLICY = "fabricated_policy"
@@ -49,7 +55,7 @@ MASTER_KEY = "master_key"
 HACKING_PATTERN = "hacking_pattern"
 #: Stable kind names, in report order.
 KINDS: tuple[str, ...] = (POLICY_REFUSAL, FABRICATED_POLICY, FAKE_END_MARKER, SELF_EVALUATION, MASTER_KEY,
-                          HACKING_PATTERN)
+                          HACKING_PATTERN, NON_ANSWER)
 
 
 @dataclass(frozen=True)
