@@ -180,7 +180,7 @@ def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -
         f"grpo.learning_rate={args.lr}", f"grpo.num_generations={args.generations}", f"lora.r={args.lora_r}",
         f"time_limit_min={budget}", f"resume={str((run_dir / 'config.json').is_file()).lower()}",
         "reward_retry_s=900", f"judge.max_new_tokens={args.judge_tokens}",
-        f"reward={_REWARD_OF.get(arm, 'judge')}"]
+        f"reward={_REWARD_OF.get(arm, 'judge')}", f"gold={getattr(args, 'gold', 'ifeval')}"]
     if args.train_limit:
         overrides.append(f"train_limit={args.train_limit}")
     if args.instructions:
@@ -323,8 +323,9 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
     """Base responses and their gold labels, the judges of ``judge_arms`` and their static agreement."""
     stages.run("responses-train", base_responses, args, out, sp["train"][: args.label_prompts], "train")
     stages.run("responses-heldout", base_responses, args, out, sp["heldout"], "heldout")
-    gold_train = stages.run("gold-train", label, args, out, "ifeval", str(out / "records-train.jsonl"), "gold-train")
-    gold_held = stages.run("gold-heldout", label, args, out, "ifeval", str(out / "records-heldout.jsonl"),
+    gold = getattr(args, "gold", "ifeval")
+    gold_train = stages.run("gold-train", label, args, out, gold, str(out / "records-train.jsonl"), "gold-train")
+    gold_held = stages.run("gold-heldout", label, args, out, gold, str(out / "records-heldout.jsonl"),
                            "gold-heldout")
     judges = {}
     for arm in judge_arms:
@@ -366,6 +367,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--budget-min", type=float, default=600.0, help="Wall-clock budget of this invocation (minutes).")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--policy", default="smollm2-135m")
+    ap.add_argument("--gold", default="ifeval", choices=("ifeval", "ifeval-gated"),
+                    help="The gold: IFEval's instruction checks (0-9), or the same scoring 0 a reply that does not "
+                    "attempt the task (judgerl.gold.gate); labels, held-out evaluations and the oracle's reward.")
     ap.add_argument("--judge", default="smollm2-135m", help="Base model of the trained judges.")
     ap.add_argument("--tool-judge", default=None, help="The tool-using pointwise IF judge (a trained judge directory "
                     "or name); default: --judge with tools, untrained.")

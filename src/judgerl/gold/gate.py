@@ -11,7 +11,7 @@ prompt -- is not an attempt, whatever the instruction checks say.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 #: Audit kinds that make a reply "not an attempt" (:func:`judgerl.audit.audit_response`).
@@ -49,4 +49,41 @@ def gate_rows(rows: Iterable[Mapping[str, Any]], floor: float = 0.0) -> list[dic
     return out
 
 
-__all__ = ["GATE_KINDS", "gate_rows", "gate_score", "not_an_attempt"]
+class GatedScorer:
+    """A pointwise scorer (the gold: :class:`judgerl.gold.scorer.GoldScorer`) that scores a reply that does not
+    attempt the task (:func:`not_an_attempt`) at its scale's minimum, valid, with ``details["not_an_attempt"]``
+    naming the kinds; every other reply gets the inner scorer's score. ``load_scorer("ifeval-gated")`` builds it
+    around the IFEval gold: a policy's gold (held-out evaluations, the hacking test) and the oracle arm's reward
+    (``reward: gold``) that pay nothing for a placeholder, a copied instruction or a repetition loop.
+
+    Args:
+        inner: Any scorer with ``scale``, ``mode``, ``config()`` and ``score_batch(items)``.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.scale = inner.scale
+        self.mode = getattr(inner, "mode", "programmatic")
+        self.fallback_reason = getattr(inner, "fallback_reason", None)
+        self.name = f"{getattr(inner, 'name', 'gold')}-gated"
+
+    def config(self) -> dict[str, Any]:
+        """The inner scorer's config with ``"gate": list(GATE_KINDS)``."""
+        return {**self.inner.config(), "gate": list(GATE_KINDS)}
+
+    def score_batch(self, items: Sequence[Any]) -> list[Any]:
+        """One :class:`~judgerl.judge.scorer.PointScore` per item (``items``: ``ScoreItem`` with ``prompt`` and
+        ``response``); the inner scorer sees only the replies that attempt the task."""
+        from judgerl.judge.scorer import PointScore
+
+        kinds = [not_an_attempt(it.response, it.prompt) for it in items]
+        todo = [i for i, k in enumerate(kinds) if not k]
+        inner = self.inner.score_batch([items[i] for i in todo]) if todo else []
+        out: list[Any] = [PointScore(float(self.scale[0]), True, "not an attempt: " + ", ".join(k), None, self.mode,
+                                     {"not_an_attempt": list(k)}) if k else None for k in kinds]
+        for i, s in zip(todo, inner):
+            out[i] = s
+        return out
+
+
+__all__ = ["GATE_KINDS", "GatedScorer", "gate_rows", "gate_score", "not_an_attempt"]

@@ -96,11 +96,12 @@ class RandomScorer:
 def load_scorer(spec: str, *, scale: tuple[float, float] = (0.0, 9.0), mode: str = "parsed",
                 options: "JudgeOptions | None" = None, ifeval_data: str | None = None,
                 fallback: bool = False) -> PointwiseScorer:
-    """A scorer from a name: ``ifeval`` (the programmatic gold judge, needs ``ifeval_data``) or any model
+    """A scorer from a name: ``ifeval`` (the programmatic gold judge, needs ``ifeval_data``), ``ifeval-gated`` (the
+    same, scoring 0 a reply that does not attempt the task: :class:`judgerl.gold.gate.GatedScorer`) or any model
     name :func:`judgerl.backends.load_backend` takes (a PoS judge on ``scale``).
 
     Args:
-        spec: ``ifeval`` or a model name.
+        spec: ``ifeval``, ``ifeval-gated`` or a model name.
         scale: (min, max) of the PoS scale; ``ifeval`` requires (0, 9).
         mode, fallback: See :class:`~judgerl.judge.scorer.JudgeScorer`.
         options: The judge's options (:class:`~judgerl.judge.options.JudgeOptions`: samples, sampling,
@@ -117,6 +118,10 @@ def load_scorer(spec: str, *, scale: tuple[float, float] = (0.0, 9.0), mode: str
 
     from judgerl.judge.options import JudgeOptions
 
+    if spec == "ifeval-gated":  # the IFEval gold that pays nothing for a reply that does not attempt the task
+        from judgerl.gold.gate import GatedScorer
+
+        return GatedScorer(load_scorer("ifeval", scale=scale, ifeval_data=ifeval_data))
     if spec == "ifeval":
         if tuple(scale) != (0.0, 9.0):
             raise ValueError(f"--judge ifeval scores 0-9; got scale {scale[0]:g}-{scale[1]:g}")

@@ -94,7 +94,9 @@ class PolicyConfig:
         reward_retry_s: How long (seconds) to keep retrying a reward server that is down or restarting; then
             the run stops with a checkpoint saved.
         invalid_reward: Reward of a response the judge could not score (in-process judge).
-        gold: Gold judge for held-out evaluation: ``ifeval`` (programmatic) or a judge model name.
+        gold: Gold judge for held-out evaluation (and the reward of ``reward: gold``): ``ifeval`` (programmatic),
+            ``ifeval-gated`` (the same, 0 for a reply that does not attempt the task: :mod:`judgerl.gold.gate`) or a
+            judge model name.
         gold_data: The IFEval prompts file for ``gold: ifeval`` (None = ``prompts``).
         eval_every: Held-out gold evaluation every K optimizer steps (and at step 0 and the last step).
         eval_max_new_tokens: Policy tokens per held-out response (None = ``grpo.max_completion_length``).
