@@ -144,15 +144,16 @@ def test_majority_vote_over_samples_excludes_invalid_samples():
         pw("p2", "BA", None, sample=0), pw("p2", "BA", None, sample=1), pw("p2", "BA", None, sample=2),
     ]
     m = compute_metrics(recs)
-    # p1: AB chosen (2:1), BA chosen (only valid sample) -> consistent
-    # p2: AB vote tie (1:1), BA all invalid -> invalid judgment, not a tie
+    # p1: AB chosen (2:1); BA has 1 valid sample of 3 -- no quorum (judgerl.judge.aggregate.has_quorum: more than
+    # half valid), so invalid: a response that spoils two samples must not leave the third to decide
+    # p2: AB vote tie (1:1, 2 of 3 valid), BA all invalid -> invalid judgment, not a tie
     assert m["n_samples"] == 12 and m["n_judgments"] == 4
-    assert m["accuracy"] == pytest.approx(2 / 4)
-    assert m["position_consistent_accuracy"] == pytest.approx(1 / 2)
+    assert m["accuracy"] == pytest.approx(1 / 4)
+    assert m["position_consistent_accuracy"] == pytest.approx(0 / 2)
     assert m["tie_rate"] == pytest.approx(1 / 4)
-    assert m["judgment_invalid_rate"] == pytest.approx(1 / 4)
+    assert m["judgment_invalid_rate"] == pytest.approx(2 / 4)
     assert m["invalid_rate"] == pytest.approx(6 / 12)
-    assert m["flip_rate"] == 0.0 and m["n_flip_pairs"] == 1
+    assert m["flip_rate"] is None and m["n_flip_pairs"] == 0  # no prompt with both orders valid
 
 
 def test_first_order_accuracy_uses_order_index():

@@ -10,8 +10,12 @@ The one home of the voting rules, used by the eval metrics, the reward server an
 * listwise ``rank``: Borda count (Borda 1781; mean position over the valid rankings, best first),
   ties broken by the earliest first appearance.
 
-Invalid samples never vote; when every sample is invalid the result is invalid, with the first
-sample's reason. One exception closes a hole: a sample invalid because its final answer was
+Invalid samples never vote, and a judgment is decided only by a **quorum**: more than half of its samples
+valid (:func:`has_quorum`); otherwise the result is invalid, with the first invalid sample's reason. A
+response can spoil a judge's sample without quoting an answer -- a prose request the judge then describes with
+an answer tag ("A asked me to write <verdict>A</verdict>") gives ``conflicting_answers`` -- and a vote over the
+samples it did not spoil is a vote over the ones it fooled (stop 43's red team: 2 of 3 samples spoiled, the
+third, fooled, decided at reward 1.0). One exception closes a hole: a sample invalid because its final answer was
 *quoted from a response under judgment* (``quoted_answer``) makes the whole aggregate invalid —
 otherwise a response could spell out the judge's unwanted endings, have exactly those samples
 dropped, and move the vote or the mean its way.
@@ -59,9 +63,15 @@ def voided_by_quote(reasons: Iterable[str | None]) -> bool:
     return any(r == QUOTED_ANSWER for r in reasons)
 
 
+def has_quorum(reasons: Sequence[str | None]) -> bool:
+    """Whether more than half of one judgment's samples are valid (``reasons``: None for a valid sample): the
+    quorum of the vote (module docstring). One sample: it decides alone (valid or not)."""
+    return len(reasons) <= 1 or 2 * sum(r is None for r in reasons) > len(reasons)
+
+
 def vote_choices(choices: Sequence[T | None], reasons: Sequence[str | None]) -> T | Hashable | None:
-    """The eval vote over the samples of one judgment: None (invalid) when :func:`voided_by_quote`,
-    else :func:`majority_vote` over the valid samples' choices.
+    """The eval vote over the samples of one judgment: None (invalid) when :func:`voided_by_quote` or without
+    a quorum (:func:`has_quorum`), else :func:`majority_vote` over the valid samples' choices.
 
     Args:
         choices: Per sample, its content-level choice (``"chosen"`` / ``"rejected"`` / ``"tie"``),
@@ -73,7 +83,7 @@ def vote_choices(choices: Sequence[T | None], reasons: Sequence[str | None]) -> 
     """
     if len(choices) != len(reasons):
         raise ValueError(f"vote_choices: {len(choices)} choices for {len(reasons)} reasons")
-    return None if voided_by_quote(reasons) else majority_vote(choices)
+    return None if voided_by_quote(reasons) or not has_quorum(reasons) else majority_vote(choices)
 
 
 def mean(values: Sequence[float]) -> float:
@@ -111,6 +121,8 @@ def aggregate_decisions(decisions: Sequence[Decision], kind: str) -> Decision:
     valid = [d for d in decisions if d.valid]
     if not valid:
         return decisions[0]
+    if not has_quorum([None if d.valid else d.invalid_reason for d in decisions]):
+        return next(d for d in decisions if not d.valid)
     if kind == "pointwise":
         scored = [d.scores[0] for d in valid if d.scores]
         return Decision(valid=True, scores=(mean(scored),)) if scored else decisions[0]

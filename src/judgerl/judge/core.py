@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 from judgerl.backends.base import Backend, SamplingParams, derive_seed
 from judgerl.backends.chat import continue_prompt, prefill_of
 from judgerl.judge.aggregate import aggregate_decisions
-from judgerl.judge.decision import observations_of, read_decision
+from judgerl.judge.decision import carriers_of, observations_of, read_decision
 from judgerl.judge.defaults import DEFAULT_MAX_NEW_TOKENS
 from judgerl.protocols.base import JudgeProtocol
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
@@ -120,6 +120,8 @@ class Judgment:
         forced: Whether answer forcing produced the final answer.
         error: The generation error, if any (API failure, filtered answer, prompt too long).
         seed: The sample's seed.
+        carriers: The responses under judgment that carry the judge's answer syntax
+            (:func:`judgerl.judge.decision.carriers_of`); their expected score is the parsed one.
     """
 
     text: str
@@ -132,6 +134,7 @@ class Judgment:
     forced: bool = False
     error: str | None = None
     seed: int | None = None
+    carriers: tuple[int, ...] = ()
 
     @property
     def retryable(self) -> bool:
@@ -315,7 +318,7 @@ class Judge:
         use_seeds = None if any(s is None for s in seeds) else [int(s) for s in seeds]  # type: ignore[arg-type]
 
         def settle(i: int, j: Judgment) -> None:
-            if self.force_answer and _forceable(j):
+            if self.force_answer and _forceable(j, self.protocol):
                 with self._lock:
                     to_force[i] = j
                 return
@@ -356,7 +359,9 @@ class Judge:
         Returns:
             One :class:`judgerl.judge.expected.ExpectedScore` per judgment (judgments without an answer
             position, quoted answers and, with ``require_valid``, all invalid ones keep their invalid
-            reason).
+            reason). A judgment of a response that carries the judge's answer syntax (``Judgment.carriers``)
+            gets its parsed score as its value: the decision stood only as that response's worst outcome, and
+            the answer the response carries would lift the probabilities at the answer position.
 
         Raises:
             judgerl.judge.expected.ExpectedScoreUnavailable: the backend cannot give token probabilities
@@ -364,15 +369,24 @@ class Judge:
         """
         from judgerl.judge import expected  # its score_reader is looked up per call (tests replace it)
 
-        return expected.read_expected(self.protocol, expected.score_reader(self.backend),
-                             [(j.messages, j.text, j.decision.valid, j.decision.invalid_reason) for j in judgments],
-                             require_valid)
+        read = expected.read_expected(self.protocol, expected.score_reader(self.backend),
+                                      [(j.messages, j.text, j.decision.valid, j.decision.invalid_reason)
+                                       for j in judgments], require_valid)
+        # a carrier's standing decision is its worst: the answer it carries would lift E[s] (stop 43)
+        return [expected.ExpectedScore(float(j.decision.scores[0]), 1.0, {float(j.decision.scores[0]): 1.0})
+                if j.carriers and j.decision.valid and j.decision.scores else
+                (expected.ExpectedScore(None, 0.0, {}, j.decision.invalid_reason or "quoted_answer") if j.carriers else e)
+                for j, e in zip(judgments, read)]
 
     # -- internals -------------------------------------------------------------------------------
 
     def _parse(self, req: JudgeRequest, text: str, parse_text: str, finish: str,
                observations: Sequence[str] = ()) -> Decision:
         return read_decision(self.protocol, parse_text, req.responses, req.n_responses, finish, observations)
+
+    def _carriers(self, req: JudgeRequest) -> tuple[int, ...]:
+        # pointwise only: an expected score is read for pointwise judgments
+        return carriers_of(self.protocol, req.responses) if self.kind == "pointwise" else ()
 
     def _from_completion(self, req: JudgeRequest, c: Completion) -> Judgment:
         # The parser reads the judge's whole turn: an assistant prefill (e.g. "<think>") frames the
@@ -385,7 +399,7 @@ class Judge:
         return Judgment(
             text=c.text, decision=self._parse(req, c.text, prefill + c.text, c.finish_reason), messages=req.messages,
             trajectory=traj, prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens,
-            finish_reason=c.finish_reason, error=c.error, seed=req.seed,
+            finish_reason=c.finish_reason, error=c.error, seed=req.seed, carriers=self._carriers(req),
         )
 
     def _from_trajectory(self, req: JudgeRequest, t: Trajectory) -> Judgment:
@@ -395,7 +409,7 @@ class Judge:
             text=text, decision=self._parse(req, text, parse_text, t.finish_reason, observations_of(t)),
             messages=req.messages,
             trajectory=t, prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens,
-            finish_reason=t.finish_reason, error=t.error, seed=req.seed,
+            finish_reason=t.finish_reason, error=t.error, seed=req.seed, carriers=self._carriers(req),
         )
 
     def _finalise(self, i: int, j: Judgment, out: list[Judgment | None], on_done: OnDone | None) -> None:
@@ -440,9 +454,18 @@ class Judge:
             self._finalise(i, j, out, on_done)
 
 
-def _forceable(j: Judgment) -> bool:
-    return (not j.decision.valid and j.decision.invalid_reason in FORCEABLE_REASONS
-            and j.finish_reason in ("stop", "length"))
+def _forceable(j: Judgment, protocol: Any = None) -> bool:
+    """Whether answer forcing may give ``j`` its final answer: a judge that never reached it (``FORCEABLE_REASONS``),
+    also where the markup rule voided it (:func:`judgerl.judge.decision.markup_sources`: ``quoted_answer`` over a
+    parse that is forceable) -- the forced turn is read again, with the quoted-answer check."""
+    if j.decision.valid or j.finish_reason not in ("stop", "length"):
+        return False
+    if j.decision.invalid_reason in FORCEABLE_REASONS:
+        return True
+    if j.decision.invalid_reason == "quoted_answer" and j.decision.quoted and protocol is not None:
+        text = j.trajectory.parse_text() if j.trajectory is not None else j.text
+        return protocol.parse(text).invalid_reason in FORCEABLE_REASONS
+    return False
 
 
 def _pieces(j: Judgment) -> list[tuple[str, str]]:

@@ -7,12 +7,14 @@ final answer that may be copied from a response stands.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from typing import Sequence
 
 from judgerl.protocols.base import JudgeProtocol
 from judgerl.protocols.carriers import carrier_sources
 from judgerl.protocols.parsing import ParseFailure
-from judgerl.protocols.quoting import printed_sources, quoted_sources
+from judgerl.protocols.quoting import canonical_text, printed_sources, quoted_sources
 from judgerl.types import Decision, Trajectory
 
 
@@ -54,6 +56,11 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
     if finish_reason == "prompt_too_long":
         return Decision.invalid("prompt_too_long")
     decision = protocol.parse(parse_text, n_responses)
+    if not decision.valid and decision.invalid_reason in _SPOILABLE and responses:
+        spoilers = markup_sources(parse_text, responses, protocol.control_tags)
+        if spoilers:  # the judge wrote (quoted, named) markup a response holds, and that broke its output
+            return Decision(valid=False, invalid_reason="quoted_answer", thought=decision.thought,
+                            quoted=tuple(sorted(spoilers)))
     if (decision.valid or decision.invalid_reason in _TAGGED_REASONS) and (responses or observations):
         form = protocol.quote_form  # a protocol whose answer is a pattern marks it with its control tag
         try:
@@ -65,8 +72,7 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
         if printed_sources(judged, shown):  # a bare tag the code printed:
             echoed = printed_sources(judged, said)  # a response's own, or
             matched |= echoed or {len(responses)}  # computed (no response holds it): always void
-        carriers = carrier_sources(said, protocol.control_tags, protocol.name == "arena" or "[[" in protocol.answer_marker,
-                                   protocol.answer_marker, protocol.score_scale)
+        carriers = _carriers(protocol, said)
         ours = frozenset(i for i in matched if i < len(responses)) | carriers
         if (matched or ours) and not (decision.valid and len(responses) not in matched
                                       and worst_for(decision, ours, len(responses), _min_score(protocol))):
@@ -80,6 +86,62 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
 #: dropped sample would move the vote).
 _TAGGED_REASONS = frozenset({"conflicting_answers", "invalid_verdict", "unparseable_score", "score_scale_mismatch",
                              "score_out_of_range", "missing_scores", "invalid_ranking", "index_out_of_range"})
+
+
+#: Invalid reasons of a parse that the judge's own markup broke -- a second end of thinking moves the answer region
+#: past its answer (``missing_final_answer``), a second ``<think>`` leaves it open (``unterminated_thinking``), a
+#: bare or second answer tag (the tagged reasons): a judge that names or quotes a response's markup writes them.
+_SPOILABLE = _TAGGED_REASONS | {"missing_final_answer", "unterminated_thinking"}
+_MARKUP_RE = re.compile(r"<\s*(/?)\s*([a-z][a-z0-9_:-]{0,40})\b[^<>\n]{0,40}>")
+
+
+def _markup(text: str, names: frozenset[str]) -> Counter:
+    """``(closing, name) -> count`` of the control tags in ``text`` (canonical: case, spaces, look-alikes)."""
+    found: Counter = Counter()
+    for m in _MARKUP_RE.finditer(canonical_text(text)):
+        if m.group(2) in names:
+            found[(bool(m.group(1)), m.group(2))] += 1
+    return found
+
+
+def markup_sources(judge_output: str, responses: Sequence[str], control_tags: Sequence[str]) -> frozenset[int]:
+    """The responses whose control markup the judge's output repeats where it broke the parse: a tag (``think``
+    or one of the protocol's ``control_tags``, opening or closing, in any case, spacing or look-alike dress) that
+    a response holds and the judge's output holds too -- an answer tag once (the judge writes one), a think tag
+    once more than the judge's own (a pair when its output opens with ``<think>``; none for a template judge). :func:`read_decision` voids such a decision as ``quoted_answer``
+    (a policy fault): the response's markup spoiled the judgment, and a vote that dropped that sample would
+    count only the samples it fooled.
+
+    Returns:
+        0-based indices (empty: no response holds markup the judge repeats). Never raises on text.
+    """
+    names = frozenset(t.lower() for t in control_tags) | {"think"}
+    judged = _markup(judge_output, names)
+    own = 1 if re.match(r"\s*<\s*think\s*>", canonical_text(judge_output)) else 0  # its own think pair
+    repeated = {k for k, n in judged.items() if n >= (own + 1 if k[1] == "think" else 1)}
+    if not repeated:
+        return frozenset()
+    return frozenset(i for i, r in enumerate(responses) if repeated & set(_markup(r, names)))
+
+
+def _carriers(protocol: JudgeProtocol, said: Sequence[str]) -> frozenset[int]:
+    return carrier_sources(said, protocol.control_tags, protocol.name == "arena" or "[[" in protocol.answer_marker,
+                           protocol.answer_marker, protocol.score_scale)
+
+
+def carriers_of(protocol: JudgeProtocol, responses: Sequence[str]) -> tuple[int, ...]:
+    """The 0-based indices of the ``responses`` that carry the judge's answer syntax
+    (:func:`judgerl.protocols.carriers.carrier_sources`, on the protocol's ``quote_form``): a decision that
+    stands for them is their worst (:func:`read_decision`), and an expected score is not read for them
+    (:meth:`judgerl.judge.core.Judge.expected_scores`: the answer they carry primes the judge's token
+    probabilities at its answer position). ``()`` when the quote form times out (the decision is void then)."""
+    if not responses:
+        return ()
+    try:
+        said = [protocol.quote_form(r, source=True) for r in responses]
+    except ParseFailure:
+        return ()
+    return tuple(sorted(_carriers(protocol, said)))
 
 
 def observations_of(trajectory: Trajectory | None) -> tuple[str, ...]:
@@ -131,4 +193,4 @@ def _min_score(protocol: JudgeProtocol) -> float | None:
     return scale[0]
 
 
-__all__ = ["ARENA_WORST", "observations_of", "read_decision", "worst_for"]
+__all__ = ["ARENA_WORST", "carriers_of", "markup_sources", "observations_of", "read_decision", "worst_for"]
