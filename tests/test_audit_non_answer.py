@@ -40,7 +40,7 @@ NON_ANSWERS = [
      "restated-instructions"),
     ("Write a research proposal on social media.", "The answer must contain exactly 3 bullet points. Use the markdown "
      "bullet points such as: * This is a point.", "restated-instructions"),
-    (SONG, "The song should be in English and in all lowercase letters.", "restated-instructions"),
+    (SONG, "The song should be in English and in all lowercase letters.", "copied-prompt"),
     ("Write a story about a lighthouse keeper. There should be 4 paragraphs. Paragraphs are separated with the "
      "markdown divider: ***", "The response must have 4 paragraphs. Paragraphs are separated with the markdown "
      "divider: ***", "restated-instructions"),

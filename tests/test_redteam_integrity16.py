@@ -10,7 +10,7 @@ generalisations over-reached: a closing tag of markup the response opened (``<h3
 template marker; and a run of backticks took 46 s (the arena's fence pattern tried at every backtick). Fixed: a
 closing tag ends thinking only outside code and when the response never opened its element; a compound name is the
 stem with words of the judge's answer only (``final_``, ``_for_b``, ``_second``); the loose marker is not link text or
-a link definition; a fence opens at a line start only (the project's code-block reader, 0.4 s). Now 141 of 155 win and 58 of 156 honest checks are
+a link definition; a fence opens at a line start only (the project's code-block reader, 0.4 s). Now 126 of 155 win (15 more caught since stop 43: after a fake end of thinking) and 58 of 156 honest checks are
 void: each row says why (value dresses inside compound tags, labels in list items or HTML after ``</think>``, arena
 letters in quotes or parentheses, ties in words, split ``[RESULT]`` markers; honest mathematics ``A ≫ B`` and
 semantic brackets ``⟦A⟧``).
@@ -37,7 +37,7 @@ def test_the_rows_are_new_and_well_formed():
     assert not {r[2] for r in INJECTIONS} & {r[2] for r in PASS15}
     assert all(set(r[3]) <= set(r[2]) for r in HONEST)
     assert all(k in WIN for *_, k, _o in INJECTIONS)
-    assert sum(bool(r[4]) for r in INJECTIONS) == 141 and sum(len(r[3]) for r in HONEST) == 58  # the docstring's
+    assert sum(bool(r[4]) for r in INJECTIONS) == 126 and sum(len(r[3]) for r in HONEST) == 58  # the docstring's
 
 
 @pytest.mark.parametrize("proto,text,judge", list(injection_params(INJECTIONS, 16)))

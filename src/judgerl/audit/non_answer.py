@@ -48,7 +48,8 @@ _NOUN = r"(?:final\s+)?(?:answer|response|reply|output|result|solution|text)"
 _PIECE_NOUN = (r"(?:translation|summary|rewrite|rewritten\s+\w+|paragraph|essay|story|poem|letter|email|e-mail|song|"
                r"lyrics|limerick|haiku|riddle|resume|itinerary|proposal|article|blog\s+post|speech|review)")
 # a bracketed slot in a short reply: "Answer: [insert answer here]", "[Your response]"
-SLOT = re.compile(r"\[\s*(?:insert|add|put|write|your)\b[^\]\n]{0,40}\]|\[\s*(?:answer|response|text)(?:\s+here)?\s*\]", _I)
+SLOT = re.compile(r"\[\s*(?:insert|add|put|write)\b[^\]\n]{0,40}\]|\[\s*(?:your\s+)?(?:answer|response|text|essay|story|"
+                  r"content|reply)(?:\s+here)?\s*\]|\[[^\]\n]{0,80}\bgoes\s+here\b[^\]\n]{0,80}\]", _I)
 MAX_SLOT_WORDS = 12
 _SUBJ = r"(?:the\s+user's|the|this|my|your|an?)"
 PLACEHOLDER = re.compile(
@@ -63,21 +64,33 @@ PLACEHOLDER = re.compile(
     r"\s+[\w-]+)?\s*(?:\.{1,3}|[:!])?\s*$"
     # the answer declared absent: "The answer is not available.", "The answer too long.", "The answer is below."
     rf"|^\W*{_SUBJ}\s+{_NOUN}(?:\s+to\s+(?:this|the|your)\s+(?:question|prompt|request|task))?\s+(?:is\s+|was\s+|would\s+be\s+)?(?:not\s+available|unavailable|too\s+(?:long|short|"
-    r"complex)|missing|omitted|withheld|pending|below|above|not\s+(?:given|provided|known|shown))\b[^\n]{0,40}$"
+    r"complex)|missing|omitted|withheld|pending|below|above|not\s+(?:given|provided|shown))\b[^\n]{0,40}$"
     # an editor's placeholder: "The text to be edited.", "Your text here", "[Insert answer here]"
     rf"|^\W*(?:the|your)\s+(?:[\w-]+\s+){{0,2}}(?:{_NOUN}|content|{_PIECE_NOUN})\s+(?:to\s+be\s+(?:edited|written|"
-    r"inserted)|goes\s+here|will\s+go\s+here|here)\W*$",
+    r"inserted)|goes\s+here|will\s+go\s+here|here)\W*$"
+    # content announced and never given: "Here is my answer.", "Here is the history of Prospect Park."
+    r"|^\W*(?:here\s+(?:is|are)|below\s+(?:is|are)|the\s+following\s+(?:is|are))\b[^:\n]{0,80}[.!:]?\s*$",
     _I,
 )
+#: Lead-ins stripped before the placeholder rules ("Sure! The answer.").
+LEAD_IN = re.compile(r"^\W*(?:(?:sure|okay|ok|certainly|of\s+course|absolutely|alright|all\s+right|yes|here\s+you\s+go)"
+                     r"\b[!.,:]*\s*)+", _I)
+#: Courtesy sentences that add nothing ("I hope this helps!"): allowed beside restated instructions.
+COURTESY = re.compile(r"^\W*(?:i\s+hope|hope\s+this|let\s+me\s+know|thanks?\b|thank\s+you|any\s+other\s+questions|"
+                      r"feel\s+free|happy\s+to\s+help|done\b)", _I)
+#: An instruction beside a restated one ("Use the markdown bullet points such as: * This is a point.").
+_IMPERATIVE = re.compile(r"\W*(?:use|do\s+not|don't|make\s+sure|include|wrap|end|start|avoid)\b", _I)
+#: A title in title case ("The Final Answer", "A Modest Proposal."): a real title, not a placeholder.
+_TITLE_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]{3,}")
 RESTATED = re.compile(
-    rf"^\W*(?:the|your|this|each|every)\s+(?:{_NOUN}|song|poem|story|essay|letter|email|sentence|paragraph|"
-    r"title|user|entire\s+(?:response|reply|output))\s+(?:must|should|has\s+to|needs?\s+to|shall|will)\s+(?:not\s+)?"
+    rf"^\W*(?:the|your|this)\s+(?:{_NOUN}|entire\s+(?:response|reply|output|answer))\s+(?:must|should|has\s+to|"
+    r"needs?\s+to|shall|will)\s+(?:not\s+)?"
     r"(?:contain|include|have|be\s+(?:in|written|wrapped|formatted|enclosed|at\s+least|at\s+most|less|more|"
     r"fewer|exactly|no\s+(?:more|less))|use|end|start|begin|finish|wrap|repeat|highlight|mention|avoid)\b",
     _I,
 )
 # A piece of writing the prompt asks for: a verb of writing, then (within a few words) the piece.
-_PIECE = (r"essay|story|stories|poem|poems|limerick|sonnet|haiku|riddle|letter|e-?mail|resume|cv|cover\s+letter|"
+_PIECE = (r"essay|story|stories|poem|poems|limerick|sonnet|haiku|riddle|letter(?!\s+(?:[a-z]|of\s+the\s+alphabet)\b)|e-?mail|resume|cv|cover\s+letter|"
           r"itinerary|proposal|song|lyrics|rap|blog(?:\s+post)?|article|product\s+description|description|"
           r"summary|review|speech|script|report|rubric|biography|advertisement|ad|announcement|"
           r"newsletter|memo|pitch|plan|guide|tutorial|dialogue|conversation|play|fairy\s+tale|fable|"
@@ -91,14 +104,28 @@ _NUMBER_WORDS = {"one": 1, "single": 1, "a": 1, "two": 2, "three": 3, "four": 4,
                  "eight": 8, "nine": 9, "ten": 10, "twenty": 20, "fifty": 50, "hundred": 100}
 # a length the prompt names for the reply ("a 100 word riddle", "using only 10 words", "at least 300 words"), not a
 # count of some words in it ("at least 2 words with all capital letters")
-WORD_COUNT = re.compile(r"\b(?P<n>\d{1,5}|" + "|".join(_NUMBER_WORDS) + r")[\s-]*(?:\+\s*)?words?\b"
+_LENGTH_LEAD = (r"(?:at\s+least|at\s+most|less\s+than|fewer\s+than|no\s+more\s+than|no\s+less\s+than|more\s+than|under|"
+                r"over|exactly|about|around|approximately|roughly|within|using\s+only|only|in|of|minimum\s+of|"
+                r"maximum\s+of|up\s+to)\s+")
+WORD_COUNT = re.compile(r"(?:" + _LENGTH_LEAD + r"(?P<n>\d{1,5}|" + "|".join(_NUMBER_WORDS) + r")[\s-]*(?:\+\s*)?words?\b"
+                        r"|\b(?P<a>\d{1,5}|" + "|".join(k for k in _NUMBER_WORDS if k not in ("a", "single"))
+                        + r")(?:[\s-]word\b|\+\s*words?\b))"
                         r"(?!\s+(?:with|in\s+(?:all\s+)?(?:capital|upper|bold|italic)|that|containing|written|of\s+which|"
                         r"in\s+(?:all\s+)?caps|should|must))", _I)
 #: A response whose zlib-compressed size is below this fraction of its UTF-8 size (at 100 bytes or more) is a
 #: repetition loop: English prose compresses to ~0.4-0.6, a table or code to ~0.25.
 DEGENERATE_RATIO = 0.15
 DEGENERATE_MIN_BYTES = 100
-ASKS_REPEAT = re.compile(r"\brepeat|\bcopy\b|\bsame\s+(?:word|letter|character|phrase)", _I)
+ASKS_REPEAT = re.compile(r"\brepeat\b(?!\s+(?:the|this|my|your)\s+(?:request|prompt|question|instructions?|task)\b)"
+                         r"|\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twenty|fifty|hundred)\s+times\b|\bsame\s+(?:word|letter|character|phrase|line)|\b(?:matrix|grid|table|array|"
+                         r"zeros|chant|refrain|emojis?|pattern|countdown|count\s+(?:from|to|up|down)|rows?|columns?|csv|"
+                         r"template)\b", _I)
+# the prompt asks for a short piece that is not a piece of writing: a title, a subject line, a slogan, a name
+ASKS_LABEL = re.compile(r"\b(?:write|give|create|suggest|come\s+up\s+with|generate|propose|craft|draft)\s+(?:me\s+)?"
+                        r"(?:(?:a|an|the|some|\d+|one|two|three)\s+)?(?:(?:short|catchy|good|new|creative|funny)\s+)?"
+                        r"(?:title|subject\s+line|headline|slogan|tagline|caption|motto|hashtag|one[\s-]liner|name)s?\b", _I)
+# CJK characters are counted one word each (a sentence has no spaces there)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 # the prompt asks for something short: the floor is 6 words
 ASKS_SHORT = re.compile(r"\b(?:one|single|1|two|2)[\s-](?:sentences?|lines?)\b|\bshort\b|\bbrief(?:ly)?\b|\bconcise\b"
                         r"|\bsuccinct\b|\bfew\s+words\b", _I)
@@ -107,19 +134,48 @@ MAX_RESTATED_WORDS = 30
 
 
 def _words(text: str) -> int:
-    return len(_WORD.findall(text))
+    cjk = len(_CJK.findall(text))
+    return len(_WORD.findall(_CJK.sub(" ", text) if cjk else text)) + cjk
+
+
+def _title_case(text: str) -> bool:
+    words = _TITLE_WORD.findall(text)
+    return len(words) >= 2 and all(w[0].isupper() for w in words)
+
+
+def _degenerate(text: str) -> bool:
+    """A repetition loop: the text (or a half of it, 200 bytes or more) compresses below :data:`DEGENERATE_RATIO`
+    (0.12 for a half of 100 bytes or more), or three or more sentences of which two thirds repeat, or twelve or more words of which
+    fewer than a fifth are distinct."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) >= DEGENERATE_MIN_BYTES and len(zlib.compress(raw, 9)) < DEGENERATE_RATIO * len(raw):
+        return True
+    half = len(raw) // 2
+    for part in (raw[:half], raw[half:]):
+        if len(part) >= DEGENERATE_MIN_BYTES and len(zlib.compress(part, 9)) < 0.12 * len(part):
+            return True
+    sentences = [" ".join(x.lower().split()) for x in re.split(r"(?<=[.!?])\s+|\n+", text) if _WORD.search(x)]
+    if len(sentences) >= 3 and len(set(sentences)) * 3 <= len(sentences):
+        return True
+    words = [w.lower() for w in _WORD.findall(text)]
+    return len(words) >= 12 and len(set(words)) * 5 < len(words)
 
 
 def needed_words(prompt: str) -> int | None:
     """The fewest words a reply to ``prompt`` needs to be a piece of the writing it asks for: 12 (6 for a haiku
-    or riddle), or half of a word count the prompt names ("a 10 word riddle", "at least 300 words") when that is
-    smaller; None when the prompt asks for no piece of writing (a question, a word, a title)."""
-    m = WRITING_TASK.search(fold(prompt))
-    if not m:
+    or riddle, or when the prompt asks for something short), or half of a length the prompt names ("a 10 word
+    riddle", "at least 300 words") when that is smaller; None when the prompt asks for no piece of writing (a
+    question, a word) or for a label (a title, a subject line, a slogan, a name). CJK characters count one word
+    each."""
+    folded = fold(prompt)
+    m = WRITING_TASK.search(folded)
+    if not m or ASKS_LABEL.search(folded):
         return None
     floor = 6 if m.group("piece").lower() in _SHORT_PIECES or ASKS_SHORT.search(prompt) else 12
-    counts = [int(c.group("n")) if c.group("n").isdigit() else _NUMBER_WORDS[c.group("n").lower()]
-              for c in WORD_COUNT.finditer(prompt)]
+    counts = []
+    for c in WORD_COUNT.finditer(prompt):
+        n = c.group("n") or c.group("a")
+        counts.append(int(n) if n.isdigit() else _NUMBER_WORDS.get(n.lower(), 1))
     if counts:
         floor = min(floor, max(1, min(counts) // 2))
     return floor
@@ -127,7 +183,8 @@ def needed_words(prompt: str) -> int | None:
 
 def detect_non_answer(norm: Normalized, prompt: str | None) -> tuple[str, int, int] | None:
     """``non_answer``: which rule (module docstring) makes the response a non-answer, with the span
-    ``(rule, start, end)`` of the folded text it covers (the whole stripped response), or None.
+    ``(rule, start, end)`` of the folded text it covers (the whole stripped response), or None. Never raises on
+    text (lone surrogates included).
 
     Args:
         norm: The normalized response (:func:`judgerl.text.normalize.normalize`).
@@ -139,41 +196,53 @@ def detect_non_answer(norm: Normalized, prompt: str | None) -> tuple[str, int, i
     start = len(norm.text) - len(norm.text.lstrip())
     span = (start, start + len(text))
     folded_prompt = " ".join(fold(prompt).split()) if prompt else ""
-    core = " ".join(text.split()).strip(" .:!")
-    if folded_prompt and core and re.search(r"[\"'“‘]\s*" + re.escape(core) + r"\s*[.:!]?\s*[\"'”’]", folded_prompt, _I):
+    prompt_lower = folded_prompt.lower()
+    core = " ".join(text.split()).strip(" .:!").lower()
+    if prompt_lower and core and len(core) <= 2000 and any(
+            (prompt_lower[max(0, i - 3):i].strip()[-1:] or "x") in "\"'“‘" for i in _find_all(prompt_lower, core)):
         return None  # the prompt quotes it: asked for
-    if REFUSAL.search(text[:200]):
+    if _degenerate(text) and not (prompt and ASKS_REPEAT.search(prompt)):
+        return ("repetition-loop", *span)  # before the refusal exemption: "Sorry, " + a loop is a loop
+    if REFUSAL.match(text) or REFUSAL.search(text[:80]):
         return None  # a refusal (with or without a policy) is not a non-answer: it says it will not answer
-    raw = text.encode("utf-8")
-    if len(raw) >= DEGENERATE_MIN_BYTES and len(zlib.compress(raw, 9)) < DEGENERATE_RATIO * len(raw) \
-            and not (prompt and ASKS_REPEAT.search(prompt)):
-        return ("repetition-loop", *span)
-    n_words = _words(text)
-    if PLACEHOLDER.search(text) or (2 <= n_words <= 25 and text.endswith(":")) \
-            or (n_words <= MAX_SLOT_WORDS and SLOT.search(text)):
+    body = LEAD_IN.sub("", text) or text
+    n_words = _words(body)
+    title = _title_case(body) and n_words <= 8
+    if (PLACEHOLDER.search(body) and not title) or (2 <= n_words <= 25 and body.endswith(":")) \
+            or (n_words <= 40 and SLOT.search(body)):
         return ("placeholder", *span)  # also: content announced ("... as follows:") that never comes
     # the reply restates the prompt's instructions or copies its sentences, and says nothing else
-    sentences = [" ".join(x.split()) for x in re.split(r"(?<=[.!?])\s+|\n+", text) if _WORD.search(x)]
-    prompt_lower = folded_prompt.lower()
+    sentences = [" ".join(x.split()) for x in re.split(r"(?<=[.!?])\s+|\n+", body) if _WORD.search(x)]
 
     def copied(x: str) -> bool:
         return bool(prompt_lower) and len(x) > 3 and x.lower().rstrip(".!?:") in prompt_lower
 
-    def restated(x: str) -> bool:
-        return bool(RESTATED.search(x)) or bool(re.match(r"\W*(?:use|do\s+not|don't)\b", x, _I))
+    def courtesy(x: str) -> bool:
+        return bool(COURTESY.match(x)) and _words(x) <= 8
 
-    if sentences and n_words <= MAX_RESTATED_WORDS and any(map(restated, sentences)) \
-            and not re.search(r"\d+\s*[-+*/x×]\s*\d", text) \
-            and all(restated(x) or copied(x) or _words(x) <= 3 for x in sentences):
+    if sentences and n_words <= 2 * MAX_RESTATED_WORDS and any(RESTATED.search(x) for x in sentences) \
+            and not re.search(r"\d+\s*[-+*/x×]\s*\d", body) \
+            and all(RESTATED.search(x) or copied(x) or courtesy(x) or _IMPERATIVE.match(x) for x in sentences):
         return ("restated-instructions", *span)
-    writing = prompt is not None and needed_words(prompt) is not None
-    if sentences and writing and all(map(copied, sentences)):
+    asks_copy = prompt is not None and re.search(
+        r"\b(?:re-?order|re-?arrange|sort|right\s+order|in\s+order|fill\s+in|complete\s+(?:the|this|these)|template|"
+        r"(?:correct|fix|proofread)\s+(?:the|this|these|my)\s+(?:sentences?|text|grammar|spelling|typos?|code|paragraph)"
+        r"|proofread|repeat\b(?!\s+(?:the|this|my|your)\s+(?:request|prompt|question)))", prompt, _I)
+    # a prompt that supplies the material (reorder these sentences, fill in the template) sets no floor either
+    floor = needed_words(prompt) if prompt and not asks_copy else None
+    if sentences and floor is not None and not asks_copy and all(copied(x) or courtesy(x) for x in sentences) \
+            and any(map(copied, sentences)):
         return ("copied-prompt", *span)  # the reply is sentences of the prompt (its instructions), nothing else
-    if prompt:
-        floor = needed_words(prompt)
-        if floor is not None and _words(text) < floor:
-            return ("short-for-task", *span)
+    if floor is not None and n_words < floor:
+        return ("short-for-task", *span)
     return None
+
+
+def _find_all(haystack: str, needle: str):
+    i = haystack.find(needle)
+    while i >= 0:
+        yield i
+        i = haystack.find(needle, i + 1)
 
 
 __all__ = ["NON_ANSWER", "detect_non_answer", "needed_words"]

@@ -54,6 +54,11 @@ def majority_vote(labels: Iterable[T | None], tie: Hashable = TIE) -> T | Hashab
 
 #: The invalid reason of a sample whose final answer was copied from a response under judgment.
 QUOTED_ANSWER = "quoted_answer"
+#: The invalid reason of a sample whose output repeats a response's markup where that broke its parse
+#: (:func:`judgerl.judge.decision.markup_sources`): a policy fault, but one sample's -- it does not void the
+#: other samples (a judge's own glitch next to a response's ``List<Score>`` must not void four valid scores);
+#: it counts against the quorum.
+SPOILED_BY_MARKUP = "spoiled_by_markup"
 
 
 def voided_by_quote(reasons: Iterable[str | None]) -> bool:
@@ -84,6 +89,24 @@ def vote_choices(choices: Sequence[T | None], reasons: Sequence[str | None]) -> 
     if len(choices) != len(reasons):
         raise ValueError(f"vote_choices: {len(choices)} choices for {len(reasons)} reasons")
     return None if voided_by_quote(reasons) or not has_quorum(reasons) else majority_vote(choices)
+
+
+def vote_values(decisions: Sequence[Decision], values: Sequence[float | None]) -> float | None:
+    """The mean of per-sample values (expected scores) under the vote's rules: None when a sample is a
+    ``quoted_answer`` (:func:`voided_by_quote`) or there is no quorum (:func:`has_quorum`), else the mean of the
+    values that are not None (None when none is). Used by the expected-score paths (the scorer, the reward
+    server), which average values instead of reading :func:`aggregate_decisions`.
+
+    Raises:
+        ValueError: the two sequences differ in length.
+    """
+    if len(decisions) != len(values):
+        raise ValueError(f"vote_values: {len(decisions)} decisions for {len(values)} values")
+    reasons = [None if d.valid else d.invalid_reason for d in decisions]
+    if voided_by_quote(reasons) or not has_quorum(reasons):
+        return None
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
 
 
 def mean(values: Sequence[float]) -> float:

@@ -46,6 +46,8 @@ from judgerl.types import Completion, Decision, FinishReason, Messages, RETRYABL
 #: Invalid reasons the Judge adds to the parser's (:data:`judgerl.protocols.INVALID_REASONS`).
 JUDGE_INVALID_REASONS: dict[str, str] = {
     "quoted_answer": "the final-answer region is text quoted from a response under judgment",
+    "spoiled_by_markup": "the judge repeated a response's markup (an end of thinking, an answer tag) and that "
+                         "broke its output",
     "prompt_too_long": "the prompt plus max_new_tokens does not fit the model's context; not generated",
     "generation_failed": "the backend raised for this item alone (reward server; the error is reported)",
 }
@@ -81,7 +83,7 @@ class JudgeInput:
         if self.rubric and self.rubric.strip():  # a blank rubric shows nothing: same seeds as none
             texts.append(self.rubric)
         blob = json.dumps(texts, ensure_ascii=False)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]  # a lone surrogate: no crash
 
 
 @dataclass(frozen=True)
@@ -456,13 +458,12 @@ class Judge:
 
 def _forceable(j: Judgment, protocol: Any = None) -> bool:
     """Whether answer forcing may give ``j`` its final answer: a judge that never reached it (``FORCEABLE_REASONS``),
-    also where the markup rule voided it (:func:`judgerl.judge.decision.markup_sources`: ``quoted_answer`` over a
-    parse that is forceable) -- the forced turn is read again, with the quoted-answer check."""
+    also where the markup rule marked it (``spoiled_by_markup`` over a parse that is forceable) -- the forced turn is read again, with the quoted-answer check."""
     if j.decision.valid or j.finish_reason not in ("stop", "length"):
         return False
     if j.decision.invalid_reason in FORCEABLE_REASONS:
         return True
-    if j.decision.invalid_reason == "quoted_answer" and j.decision.quoted and protocol is not None:
+    if j.decision.invalid_reason == "spoiled_by_markup" and protocol is not None:
         text = j.trajectory.parse_text() if j.trajectory is not None else j.text
         return protocol.parse(text).invalid_reason in FORCEABLE_REASONS
     return False

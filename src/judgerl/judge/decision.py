@@ -56,11 +56,6 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
     if finish_reason == "prompt_too_long":
         return Decision.invalid("prompt_too_long")
     decision = protocol.parse(parse_text, n_responses)
-    if not decision.valid and decision.invalid_reason in _SPOILABLE and responses:
-        spoilers = markup_sources(parse_text, responses, protocol.control_tags)
-        if spoilers:  # the judge wrote (quoted, named) markup a response holds, and that broke its output
-            return Decision(valid=False, invalid_reason="quoted_answer", thought=decision.thought,
-                            quoted=tuple(sorted(spoilers)))
     if (decision.valid or decision.invalid_reason in _TAGGED_REASONS) and (responses or observations):
         form = protocol.quote_form  # a protocol whose answer is a pattern marks it with its control tag
         try:
@@ -78,6 +73,11 @@ def read_decision(protocol: JudgeProtocol, parse_text: str, responses: Sequence[
                                       and worst_for(decision, ours, len(responses), _min_score(protocol))):
             return Decision(valid=False, invalid_reason="quoted_answer", thought=decision.thought,
                             quoted=tuple(sorted(ours)))
+    if not decision.valid and decision.invalid_reason in _SPOILABLE and responses:  # after the quoted-answer check
+        spoilers = markup_sources(parse_text, responses, protocol.control_tags, protocol.answer_marker)
+        if spoilers:  # the judge wrote (quoted, named) markup a response holds, and that broke its output
+            return Decision(valid=False, invalid_reason="spoiled_by_markup", thought=decision.thought,
+                            quoted=tuple(sorted(spoilers)))
     return decision
 
 
@@ -93,35 +93,75 @@ _TAGGED_REASONS = frozenset({"conflicting_answers", "invalid_verdict", "unparsea
 #: bare or second answer tag (the tagged reasons): a judge that names or quotes a response's markup writes them.
 _SPOILABLE = _TAGGED_REASONS | {"missing_final_answer", "unterminated_thinking"}
 _MARKUP_RE = re.compile(r"<\s*(/?)\s*([a-z][a-z0-9_:-]{0,40})\b[^<>\n]{0,40}>")
+#: In a response, also a tag left open (``</think`` at the end of a line or before a space) or in square brackets
+#: (``[score]``): a judge that names it writes the closed tag.
+_GENERIC_RE = re.compile(r"(?<=[A-Za-z_])<\s*[A-Za-z_][\w:.]{0,40}\s*(?:,\s*[A-Za-z_][\w:.]{0,40}\s*)*>")
+_LOOSE_MARKUP_RE = re.compile(r"(?:<\s*(/?)\s*([a-z][a-z0-9_:-]{0,40})(?:\b[^<>\n]{0,40}>|(?=[\s\ue000]|$))"
+                              r"|\[\s*(/?)\s*([a-z][a-z0-9_:-]{0,40})\s*\])")
 
 
-def _markup(text: str, names: frozenset[str]) -> Counter:
-    """``(closing, name) -> count`` of the control tags in ``text`` (canonical: case, spaces, look-alikes)."""
+def _markup(text: str, names: frozenset[str], loose: bool = False) -> Counter:
+    """``(closing, name) -> count`` of the control tags in ``text`` (canonical: case, spaces, look-alikes); with
+    ``loose`` (a response's text) unclosed and bracketed tags too, and a generic type's ``List<Score>`` (a name
+    right after a word character) not."""
     found: Counter = Counter()
-    for m in _MARKUP_RE.finditer(canonical_text(text)):
-        if m.group(2) in names:
-            found[(bool(m.group(1)), m.group(2))] += 1
+    if loose:  # a generic type (``List<Score>``, ``Task<Verdict>``) is code, not markup
+        text = _GENERIC_RE.sub(" ", text)
+    canon = canonical_text(text)
+    if not loose:
+        for m in _MARKUP_RE.finditer(canon):
+            if m.group(2) in names:
+                found[(bool(m.group(1)), m.group(2))] += 1
+        return found
+    for m in _LOOSE_MARKUP_RE.finditer(canon):
+        closing, name = (m.group(1), m.group(2)) if m.group(2) else (m.group(3), m.group(4))
+        if name in names:
+            found[(bool(closing), name)] += 1
     return found
 
 
-def markup_sources(judge_output: str, responses: Sequence[str], control_tags: Sequence[str]) -> frozenset[int]:
+def markup_sources(judge_output: str, responses: Sequence[str], control_tags: Sequence[str],
+                   marker: str = "") -> frozenset[int]:
     """The responses whose control markup the judge's output repeats where it broke the parse: a tag (``think``
     or one of the protocol's ``control_tags``, opening or closing, in any case, spacing or look-alike dress) that
-    a response holds and the judge's output holds too -- an answer tag once (the judge writes one), a think tag
-    once more than the judge's own (a pair when its output opens with ``<think>``; none for a template judge). :func:`read_decision` voids such a decision as ``quoted_answer``
-    (a policy fault): the response's markup spoiled the judgment, and a vote that dropped that sample would
-    count only the samples it fooled.
+    a response holds and the judge's output holds too, beyond the judge's own -- an answer tag at all (the parse
+    failed with it), an opening ``<think>`` other than the one its output starts with, a ``</think>`` other than
+    the first one written before its first answer (an answer tag, or ``marker`` for a template judge; an R1-style
+    output that never opened one closes its own reasoning). :func:`read_decision` gives such a decision the
+    reason ``spoiled_by_markup`` (a policy fault; in a vote it counts against the quorum:
+    :data:`judgerl.judge.aggregate.SPOILED_BY_MARKUP`).
 
     Returns:
         0-based indices (empty: no response holds markup the judge repeats). Never raises on text.
     """
     names = frozenset(t.lower() for t in control_tags) | {"think"}
-    judged = _markup(judge_output, names)
-    own = 1 if re.match(r"\s*<\s*think\s*>", canonical_text(judge_output)) else 0  # its own think pair
-    repeated = {k for k, n in judged.items() if n >= (own + 1 if k[1] == "think" else 1)}
+    canon = canonical_text(judge_output)
+    found = [(bool(m.group(1)), m.group(2), m.start()) for m in _MARKUP_RE.finditer(canon) if m.group(2) in names]
+    answers = [pos for closing, name, pos in found if name != "think"]
+    mark = canonical_text(marker).strip() if marker else ""
+    if mark and mark in canon:
+        answers.append(canon.index(mark))
+    first_answer = min(answers) if answers else len(canon)
+    counts: Counter = Counter((closing, name) for closing, name, _ in found)
+    own = Counter()
+    if re.match(r"\s*<think>", canon):
+        own[(False, "think")] = 1
+    if any(closing and name == "think" and pos < first_answer for closing, name, pos in found):
+        own[(True, "think")] = 1
+    repeated = {k for k, n in counts.items() if n > own[k]}
     if not repeated:
         return frozenset()
-    return frozenset(i for i, r in enumerate(responses) if repeated & set(_markup(r, names)))
+    return frozenset(i for i, r in enumerate(responses) if repeated & _spoiling(_markup(r, names, loose=True)))
+
+
+def _spoiling(held: Counter) -> set:
+    """The tags of a response's markup that can spoil a judge: its answer tags, and its think tags only when they
+    are unbalanced (a fake end of thinking, a stray ``<think>``) -- a reasoning response's own
+    ``<think>…</think>`` pair is its format, not an attack on the judge's."""
+    keys = {k for k in held if k[1] != "think"}
+    if held[(False, "think")] != held[(True, "think")]:
+        keys |= {k for k in held if k[1] == "think"}
+    return keys
 
 
 def _carriers(protocol: JudgeProtocol, said: Sequence[str]) -> frozenset[int]:

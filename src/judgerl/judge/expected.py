@@ -165,7 +165,7 @@ def expected_unavailable(protocol: JudgeProtocol, backend: Backend) -> str | Non
 
 
 #: Invalid reasons whose judgments are never read: the answer region is not the judge's own.
-UNREADABLE_REASONS = frozenset({"quoted_answer", "prompt_too_long", "generation_failed"})
+UNREADABLE_REASONS = frozenset({"quoted_answer", "spoiled_by_markup", "prompt_too_long", "generation_failed"})
 
 
 def read_expected(protocol: JudgeProtocol, reader: ScoreReader, items: Sequence[tuple[Messages, str, bool, str | None]],

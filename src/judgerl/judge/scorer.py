@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
+from judgerl.judge.aggregate import vote_values
 from judgerl.judge.core import JudgeInput
 from judgerl.judge.defaults import default_score_mode
 from judgerl.judge.expected import SCORE_MODES, ExpectedScoreUnavailable, expected_unavailable
@@ -185,9 +186,11 @@ class JudgeScorer:
             if expected is not None:
                 mine = expected[i * self.samples : (i + 1) * self.samples]
                 vals = [e.value for e in mine if e.value is not None]
-                score = sum(vals) / len(vals) if vals else None
+                # the vote's rules over the samples' values: a quoted sample voids, a quorum is needed
+                score = vote_values([j.decision for j in agg.samples], [e.value for e in mine])
                 details["expected_mass"] = sum(e.mass for e in mine if e.valid) / len(vals) if vals else 0.0
-                reason = None if vals else (mine[0].invalid_reason or "invalid")
+                reason = None if score is not None else (d.invalid_reason if not d.valid else None) \
+                    or next((e.invalid_reason for e in mine if e.invalid_reason), None) or "invalid"
             else:
                 score, reason = parsed, (None if d.valid else d.invalid_reason)
             out.append(PointScore(score=score, valid=score is not None, reasoning=first.text, invalid_reason=reason,

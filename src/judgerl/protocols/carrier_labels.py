@@ -120,6 +120,7 @@ def close_then_answer(plain: str, families: tuple[str, ...], scale: tuple[float,
     Linear in the text: each end of thinking reads a bounded window, and identical lines are read once."""
     opened: set[str] | None = None
     code: list[tuple[int, int]] = []
+    first_open: int | None = None  # where the response's first <think> opens (a close before it is a fake one)
     for m in CLOSE_RE.finditer(plain):
         if m.group("generic"):  # another closing tag: not when it closes markup the response opened, or is code
             if opened is None:
@@ -138,42 +139,69 @@ def close_then_answer(plain: str, families: tuple[str, ...], scale: tuple[float,
                 break
         cands = lines + [a.rstrip(" :*_#").lstrip(" *_#") + ": " + b for a, b in zip(lines, lines[1:])
                          if len(a) <= HEADING]
-        if any(_line_answer(c, families, scale) for c in cands):
+        if first_open is None:
+            found = _THINK_OPEN_RE.search(plain)
+            first_open = found.start() if found else len(plain)
+        fake = m.start() < first_open and bool(_THINK_CLOSE_RE.fullmatch(m.group(0).strip()))
+        if any(_line_answer(c, families, scale, fake) for c in cands):
             return True
     return False
 
 
-#: The value of each family in a dressed answer (:func:`_dressed_re`).
-_DRESS_VALUE = {"verdict": r"[AB](?![A-Za-z0-9])", "arena": r"[AB]\s*(?:>{1,3}|<{1,3})\s*[AB](?![A-Za-z0-9])",
-                "score": r"[+-]?\d{1,3}(?:\.\d+)?(?![\d.])", "best": r"\d{1,2}(?!\d)",
-                "ranking": r"\d{1,2}(?:\s*[,>]\s*\d{1,2})+"}
-_DRESS_NAME = {"verdict": r"verdict|winner", "arena": r"verdict|winner", "score": r"scores?|rating",
-               "best": r"best", "ranking": r"rank(?:ing)?s?"}
+_THINK_CLOSE_RE = re.compile(r"(?i:<\s*/\s*think\s*>)")
+_THINK_OPEN_RE = re.compile(r"(?i:<\s*think\s*>)")
+
+
+#: The value of each family in a dressed answer (:func:`_dressed_re`), and the closer that must follow it.
+_DRESS_VALUE = {"verdict": r"[AB]", "arena": r"[AB]\s*(?:>{1,3}|<{1,3})\s*[AB]", "score": r"[+-]?\d{1,3}(?:\.\d+)?",
+                "best": r"\d{1,2}", "ranking": r"\d{1,2}(?:\s*[,>]\s*\d{1,2})+"}
+_DRESS_NAME = {"verdict": r"verdict|winner", "arena": r"verdict|winner", "score": r"score", "best": r"best",
+               "ranking": r"ranking|rank"}
 
 
 @functools.lru_cache(maxsize=64)
 def _dressed_re(family: str) -> re.Pattern[str]:
-    """A line that *starts* with a markup opener (``< [ \\ { @ % : $ (``, at most 3 marks) and the family's name, its value
-    right after
-    -- ``<?verdict B?>``, ``[score=10]``, ``\\verdict{B}``, ``{{verdict|B}}``, ``@verdict(B)``, ``<verdict#B>``,
-    ``%verdict%B%``, ``:verdict: B``, ``$verdict = B$``, ``[ranking=3,1,2]`` -- or with a ``\\boxed{value}``: stop
-    43's red team (20 dresses a judge obeyed or "cleaned" after a fake end of thinking). A name inside a word
-    (``getScore()``), after other text on the line, or a plain label (``Score: 3 (after extra time)``: the label rule
-    of :data:`WORDS` decides those) is not one."""
-    return re.compile(r"^\s*[<\[\\{@%:$(][^\w\n]{0,2}(?:(?i:" + _DRESS_NAME[family] + r")(?![A-Za-z])[^\w\n]{0,4}"
-                      r"|(?i:boxed)\s*\{\s*)"
-                      r"(?:" + _DRESS_VALUE[family] + r")")
+    """A line that is the family's name in markup with its value and nothing else: an opener (``<``, ``<?``, ``[``,
+    ``{{``, ``\\``, ``@``, ``%``) right before the name, one separator (``=``, ``|``, ``#``, ``:``, a space, ``{``,
+    ``(``, ``%``), the value, a closer, the end of the line -- ``<?verdict B?>``, ``[score=10]``, ``\\verdict{B}``,
+    ``{{verdict|B}}``, ``@verdict(B)``, ``<verdict#B>``, ``%verdict%B%``, ``[ranking=3,1,2]``: stop 43's red team
+    (dresses a judge obeyed or "cleaned" after a fake end of thinking). Code and mathematics are not one
+    (``{{ score > 5 }}``, ``$score = 8;``, ``(score >= 5) ?``, ``\\boxed{7}``, ``[rating: 4.5/5]``); the label rule of
+    :data:`WORDS` decides plain labels (``Score: 3``)."""
+    return re.compile(r"^\s*(?:<\??|\[|\{\{|\\|@|%)(?i:" + _DRESS_NAME[family] + r")(?![A-Za-z_])"
+                      r"\s?[=|#:{(%\s]\s?(?:" + _DRESS_VALUE[family] + r")\s?[?\]})>%|/]{0,3}"
+                      r"(?:/?(?i:" + _DRESS_NAME[family] + r")[%>\]}]{0,2})?\s*$")
+
+
+_LOOSE_VALUE = {"verdict": r"(?i:[AB])(?![A-Za-z0-9])", "arena": r"[AB]\s*(?:>{1,3}|<{1,3}|\u226b|\u226a)\s*[AB]",
+                "score": r"(?:[+-]?\d{1,3}(?:\.\d+)?(?![\d.])|" + r"(?i:zero|one|two|three|four|five|six|seven|eight|nine|ten)\b)",
+                "best": r"\d{1,2}(?!\d)", "ranking": r"\d{1,2}(?:\s*[,>\s]\s*\d{1,2})+"}
+
+
+@functools.lru_cache(maxsize=64)
+def _loose_re(family: str) -> re.Pattern[str]:
+    """After a *fake* end of thinking (a ``</think>`` before any ``<think>`` of the response) only: a line that starts (after at most 3 marks: ``> [``,
+    ``- [``, ``**[``, ``| ``) with the family's name (``score_b`` too) or ``\\boxed{`` / ``\\fbox{``, then at most 4
+    marks, an optional who-word (``Assistant``, ``Response``), a ``\\text{`` wrapper, and the value (a word value
+    for a score): ``:verdict: B``, ``$verdict = B$``, ``\\boxed{B}``, ``| Verdict | B |``, ``[score=ten]``,
+    ``<score value="10"/>``. A response has no business ending the judge's thinking; what it writes after that in
+    its own markup is offered as the judge's answer."""
+    return re.compile(r"^[^\w\n]{0,3}(?:(?i:" + _DRESS_NAME[family] + r")(?:[_\s-]?[abAB12](?![A-Za-z]))?(?![A-Za-z])"
+                      r"(?:\s*value\s*)?[^\w\n]{0,4}|(?i:boxed|fbox)\s*\{\s*)"
+                      r"(?:(?i:assistant|response|model|candidate|output)\s*#?\s*)?(?:\\text(?:bf)?\s*\{\s*)?"
+                      r"(?:" + _LOOSE_VALUE[family] + r")")
 
 
 @functools.lru_cache(maxsize=4096)
-def _line_answer(line: str, families: tuple[str, ...], scale: tuple[float, float] | None) -> bool:
+def _line_answer(line: str, families: tuple[str, ...], scale: tuple[float, float] | None, fake: bool = False) -> bool:
     for f in families:
         hit = _words_re(f).match(line)
         if hit and (f != "score" or scale is None or _in_scale(hit.group(0), scale)):
             return True
         if f in _DRESS_VALUE:
-            hit = _dressed_re(f).match(line)
-            if hit and (f != "score" or scale is None or _in_scale(hit.group(0), scale)):
+            hit = (_loose_re(f) if fake else _dressed_re(f)).match(line)
+            if hit and (f != "score" or scale is None or not re.search(r"\d", hit.group(0))
+                        or _in_scale(hit.group(0), scale)):
                 return True
     return False
 

@@ -163,9 +163,10 @@ LOWEST_REWARD = 0.0
 
 def policy_fault(reason: str | None) -> bool:
     """True when an invalid item's ``reason`` is something the *policy* can cause on purpose: a copied
-    answer the quoted-answer check voided (``quoted_answer``), or a response the guards kept from the
+    answer the quoted-answer check voided (``quoted_answer``), markup of a response the judge repeated where
+    it broke its output (``spoiled_by_markup``), or a response the guards kept from the
     judge (``guard:*``: empty, master key)."""
-    return reason is not None and (reason == "quoted_answer" or reason.startswith("guard:"))
+    return reason is not None and (reason in ("quoted_answer", "spoiled_by_markup") or reason.startswith("guard:"))
 
 
 def invalid_item_reward(reason: str | None, invalid_reward: float) -> float:

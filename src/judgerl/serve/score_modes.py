@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from judgerl.judge.aggregate import vote_values
 from judgerl.judge.core import Judge, Judgment
 from judgerl.judge.defaults import default_score_mode
 from judgerl.judge.expected import SCORE_MODES, expected_unavailable
@@ -164,8 +165,11 @@ class ScoreModes:
             mine = expected[pos : pos + len(js)]
             pos += len(js)
             vals = [e.value for e in mine if e.value is not None]
-            score = sum(vals) / len(vals) if vals else None
-            reason = None if vals else ((mine[0].invalid_reason if mine else d.invalid_reason) or "generation_failed")
+            # the vote's rules over the samples' values: a quoted sample voids, a quorum is needed
+            score = vote_values([j.decision for j in js], [e.value for e in mine]) if mine else None
+            reason = None if score is not None else ((d.invalid_reason if not d.valid else None)
+                                                     or next((e.invalid_reason for e in mine if e.invalid_reason), None)
+                                                     or "generation_failed")
             mass = sum(e.mass for e in mine if e.valid) / len(vals) if vals else 0.0
             out.append((score, reason, js, err, {"parsed_score": parsed, "expected_mass": mass}))
         return out
