@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 from judgerl.backends.base import Backend, SamplingParams, derive_seed
 from judgerl.backends.chat import continue_prompt, prefill_of
 from judgerl.judge.aggregate import aggregate_decisions
-from judgerl.judge.decision import carriers_of, observations_of, read_decision
+from judgerl.judge.decision import FORCEABLE_REASONS, carriers_of, forceable, observations_of, read_decision  # noqa: F401
 from judgerl.judge.defaults import DEFAULT_MAX_NEW_TOKENS
 from judgerl.protocols.base import JudgeProtocol
 from judgerl.text.codeblocks import MAX_TOOL_ROUNDS
@@ -51,8 +51,6 @@ JUDGE_INVALID_REASONS: dict[str, str] = {
     "prompt_too_long": "the prompt plus max_new_tokens does not fit the model's context; not generated",
     "generation_failed": "the backend raised for this item alone (reward server; the error is reported)",
 }
-#: Invalid reasons that answer forcing repairs: the judge never reached its final answer.
-FORCEABLE_REASONS = frozenset({"missing_final_answer", "unterminated_thinking"})
 #: Tokens generated after the forced answer tag (enough for a verdict or two scores).
 FORCED_ANSWER_TOKENS = 24
 
@@ -374,11 +372,7 @@ class Judge:
         read = expected.read_expected(self.protocol, expected.score_reader(self.backend),
                                       [(j.messages, j.text, j.decision.valid, j.decision.invalid_reason)
                                        for j in judgments], require_valid)
-        # a carrier's standing decision is its worst: the answer it carries would lift E[s] (stop 43)
-        return [expected.ExpectedScore(float(j.decision.scores[0]), 1.0, {float(j.decision.scores[0]): 1.0})
-                if j.carriers and j.decision.valid and j.decision.scores else
-                (expected.ExpectedScore(None, 0.0, {}, j.decision.invalid_reason or "quoted_answer") if j.carriers else e)
-                for j, e in zip(judgments, read)]
+        return [expected.parsed_for_carrier(j.decision) if j.carriers else e for j, e in zip(judgments, read)]
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -457,16 +451,8 @@ class Judge:
 
 
 def _forceable(j: Judgment, protocol: Any = None) -> bool:
-    """Whether answer forcing may give ``j`` its final answer: a judge that never reached it (``FORCEABLE_REASONS``),
-    also where the markup rule marked it (``spoiled_by_markup`` over a parse that is forceable) -- the forced turn is read again, with the quoted-answer check."""
-    if j.decision.valid or j.finish_reason not in ("stop", "length"):
-        return False
-    if j.decision.invalid_reason in FORCEABLE_REASONS:
-        return True
-    if j.decision.invalid_reason == "spoiled_by_markup" and protocol is not None:
-        text = j.trajectory.parse_text() if j.trajectory is not None else j.text
-        return protocol.parse(text).invalid_reason in FORCEABLE_REASONS
-    return False
+    text = j.trajectory.parse_text() if j.trajectory is not None else j.text
+    return forceable(j.decision, j.finish_reason, text, protocol)
 
 
 def _pieces(j: Judgment) -> list[tuple[str, str]]:

@@ -184,6 +184,24 @@ def carriers_of(protocol: JudgeProtocol, responses: Sequence[str]) -> tuple[int,
     return tuple(sorted(_carriers(protocol, said)))
 
 
+#: Invalid reasons answer forcing can repair (the judge never reached its final answer).
+FORCEABLE_REASONS = frozenset({"missing_final_answer", "unterminated_thinking"})
+
+
+def forceable(decision: Decision, finish_reason: str, parse_text: str, protocol: JudgeProtocol | None = None) -> bool:
+    """Whether answer forcing may give a judgment its final answer: a judge that never reached it
+    (:data:`FORCEABLE_REASONS`, stopped or cut at its token limit), also where the markup rule marked it
+    (``spoiled_by_markup`` over a parse of ``parse_text`` that is forceable): the forced turn is read again, with
+    the quoted-answer check."""
+    if decision.valid or finish_reason not in ("stop", "length"):
+        return False
+    if decision.invalid_reason in FORCEABLE_REASONS:
+        return True
+    if decision.invalid_reason == "spoiled_by_markup" and protocol is not None:
+        return protocol.parse(parse_text).invalid_reason in FORCEABLE_REASONS
+    return False
+
+
 def observations_of(trajectory: Trajectory | None) -> tuple[str, ...]:
     """The tool output a trajectory showed the judge (its ``tool`` segments; ``()`` for None): the
     ``observations`` of :func:`read_decision`."""
@@ -233,4 +251,4 @@ def _min_score(protocol: JudgeProtocol) -> float | None:
     return scale[0]
 
 
-__all__ = ["ARENA_WORST", "carriers_of", "markup_sources", "observations_of", "read_decision", "worst_for"]
+__all__ = ["ARENA_WORST", "FORCEABLE_REASONS", "carriers_of", "forceable", "markup_sources", "observations_of", "read_decision", "worst_for"]

@@ -198,6 +198,16 @@ def read_expected(protocol: JudgeProtocol, reader: ScoreReader, items: Sequence[
     return out  # type: ignore[return-value]
 
 
+def parsed_for_carrier(decision: Any) -> ExpectedScore:
+    """The expected score of a judgment of a response that carries the judge's answer syntax
+    (``Judgment.carriers``): its parsed score with all the mass on it (a valid decision stood only as the carrier's
+    worst outcome; the answer it carries would lift E[s] at the answer position: stop 43), else invalid."""
+    if decision.valid and decision.scores:
+        v = float(decision.scores[0])
+        return ExpectedScore(v, 1.0, {v: 1.0})
+    return ExpectedScore(None, 0.0, {}, decision.invalid_reason or "quoted_answer")
+
+
 def _continuation_prefix(protocol: JudgeProtocol, messages: Messages, text: str) -> str | None:
     """The completion ``text`` up to its answer position, found in the judge's whole turn (the
     prompt's assistant prefill + ``text``: a score inside a prefilled, never closed ``<think>`` is
