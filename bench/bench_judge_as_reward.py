@@ -344,6 +344,9 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
             # measured on the judge that is gone: measured again on the one trained now
             for name in [n for a in serves for n in (f"static-{a}-expected", f"static-{a}-parsed")] + ["agreement"]:
                 stages.forget(name)
+            for a in serves:  # and their labels: a resumable label run of the old judge would refuse the new one
+                for mode in ("expected", "parsed"):
+                    shutil.rmtree(out / "labels" / f"{a}-{mode}", ignore_errors=True)
         judges[arm] = stages.run(f"judge-{base_arm}", train_judge, args, out, base_arm, gold_train["dir"],
                                  minutes=stages.left_min() - args.reserve_min)
     held_records = str(out / "records-heldout.jsonl")

@@ -408,10 +408,13 @@ def test_a_judge_trained_again_forgets_the_statics_of_every_arm_it_serves(study,
     final.mkdir(parents=True)
     (final / "config.json").write_text("{}")  # restored without weights
     labelled.clear()
+    for name in ("reasoning-expected", "rubric-parsed"):  # label runs of the judge that is gone (stop 43: a resumable
+        (tmp_path / "labels" / name).mkdir(parents=True)    # run of the old judge refused the new one)
     st = study.Stages(tmp_path, 60)
     study.judge_stages(args, st, tmp_path, {"train": [], "heldout": []}, ["reasoning"])
     assert trained == ["reasoning", "reasoning"] and sorted(labelled) == ["reasoning-expected", "reasoning-parsed"]
     assert not st.done("static-rubric-expected") and not st.done("static-rubric-parsed")
+    assert not (tmp_path / "labels" / "reasoning-expected").exists() and not (tmp_path / "labels" / "rubric-parsed").exists()
 
 
 
