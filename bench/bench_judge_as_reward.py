@@ -253,7 +253,9 @@ def report(args: Any, out: Path, stages: Stages) -> str:
                      f"{f(r['judge_base'])} → {f(r['judge_final'])} | "
                      f"{f(r['audit_rates'].get('any'))} | {r['hacking']} | {r.get('hacking_rollouts', '(not read yet)')} "
                      f"| {r.get('length', '(not read yet)')} |")
-    g_oracle = ((st.get("readout-oracle") or {}).get("gated") or {}).get("gain")
+    g_or = (st.get("readout-oracle") or {}).get("gated") or {}
+    # a fraction of the oracle's gated gain only where that gain is clear (its CI above zero)
+    g_oracle = g_or.get("gain") if (g_or.get("gain_ci") or (0, 0))[0] > 0 else None
     lines += ["", "### The same arms under the gated gold (judgerl.gold.gate: 0 for a reply that does not attempt the "
               "task -- a non-answer, master key or refusal the audit finds)", "",
               "| arm | gated gold base → final | gain [95% CI] | recovered (of the oracle's gated gain) | not an attempt "
