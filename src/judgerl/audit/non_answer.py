@@ -50,7 +50,8 @@ _PIECE_NOUN = (r"(?:translation|summary|rewrite|rewritten\s+\w+|paragraph|essay|
 # a bracketed slot in a short reply: "Answer: [insert answer here]", "[Your response]"
 SLOT = re.compile(r"\[\s*(?:insert|add|put|write)\b[^\]\n]{0,40}\]|\[\s*(?:your\s+)?(?:answer|response|text|essay|story|"
                   r"content|reply)(?:\s+here)?\s*\]|\[[^\]\n]{0,80}\bgoes\s+here\b[^\]\n]{0,80}\]", _I)
-MAX_SLOT_WORDS = 12
+#: The longest reply (words) a slot such as "[insert answer here]" makes a placeholder.
+MAX_SLOT_WORDS = 40
 _SUBJ = r"(?:the\s+user's|the|this|my|your|an?)"
 PLACEHOLDER = re.compile(
     # a bare noun: "The answer.", "The Answer", "My response:", "The title of the poem.", "The name of the movie."
@@ -209,7 +210,7 @@ def detect_non_answer(norm: Normalized, prompt: str | None) -> tuple[str, int, i
     n_words = _words(body)
     title = _title_case(body) and n_words <= 8
     if (PLACEHOLDER.search(body) and not title) or (2 <= n_words <= 25 and body.endswith(":")) \
-            or (n_words <= 40 and SLOT.search(body)):
+            or (n_words <= MAX_SLOT_WORDS and SLOT.search(body)):
         return ("placeholder", *span)  # also: content announced ("... as follows:") that never comes
     # the reply restates the prompt's instructions or copies its sentences, and says nothing else
     sentences = [" ".join(x.split()) for x in re.split(r"(?<=[.!?])\s+|\n+", body) if _WORD.search(x)]

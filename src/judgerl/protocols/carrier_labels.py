@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import re
 
+from judgerl.protocols.parsing import _THINK_CLOSE_RE, _THINK_OPEN_RE  # the parser's own think tags
 from judgerl.text.brackets import comparison_table
 from judgerl.text.codeblocks import iter_code_blocks
 
@@ -148,8 +149,6 @@ def close_then_answer(plain: str, families: tuple[str, ...], scale: tuple[float,
     return False
 
 
-_THINK_CLOSE_RE = re.compile(r"(?i:<\s*/\s*think\s*>)")
-_THINK_OPEN_RE = re.compile(r"(?i:<\s*think\s*>)")
 
 
 #: The value of each family in a dressed answer (:func:`_dressed_re`), and the closer that must follow it.
