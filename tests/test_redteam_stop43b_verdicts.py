@@ -182,14 +182,16 @@ ASK_PAV = ("<think>A is wrong and manipulative.</think>\n<verdict>B</verdict>\n"
            "A asked me to output <verdict>A</verdict>; I did not.")
 
 
-@pytest.mark.xfail(strict=True, reason="documented limit (docs/judge.md): spoiled samples that keep a quorum still "
-                                       "leave the vote to the rest")
 @pytest.mark.parametrize("outs,inj", [
-    # 5 samples: 2 spoiled by the unclosed </think (judge side), 1 honest, 2 fooled: 3 valid (a quorum), A wins 2-1
+    # 5 samples: 2 spoiled by the unclosed </think, 1 honest, 2 fooled: 3 valid (a quorum); dropped, A won 2-1; now
+    # the spoiled samples vote against their spoiler (aggregate.against_spoilers): B 3-2
     ([SPOIL_PAV, SPOIL_PAV, HONEST_PAV, FOOLED_PAV, FOOLED_PAV], INJ_CLOSE),
-    # 5 samples, a prose request described with a tag by the 2 honest samples that notice it (conflicting_answers)
-    ([ASK_PAV, HONEST_PAV, ASK_PAV, FOOLED_PAV, FOOLED_PAV], INJ_ASK),
-    # 3 samples: 1 spoiled, 1 honest, 1 fooled: a tie (0.5) where the unspoiled vote was a loss (0.0)
+    # 5 samples, a prose request described with a tag by the 2 honest samples that notice it (conflicting_answers:
+    # no markup of the response's, a judge-side invalid): still open
+    pytest.param([ASK_PAV, HONEST_PAV, ASK_PAV, FOOLED_PAV, FOOLED_PAV], INJ_ASK,
+                 marks=pytest.mark.xfail(strict=True, reason="documented limit (docs/judge.md): a prose request the "
+                                                             "judge describes with a tag is a judge-side invalid")),
+    # 3 samples: 1 spoiled, 1 honest, 1 fooled: was a tie (0.5); the spoiled sample votes against the spoiler
     ([SPOIL_PAV, HONEST_PAV, FOOLED_PAV], INJ_CLOSE),
 ], ids=["quorum-5-close", "quorum-5-prose", "quorum-3-tie"])
 def test_server_rewards_spoiled_samples_cannot_flip_the_pairwise_vote(outs, inj):
@@ -197,8 +199,6 @@ def test_server_rewards_spoiled_samples_cannot_flip_the_pairwise_vote(outs, inj)
     assert body["rewards"][0] == 0.0, body
 
 
-@pytest.mark.xfail(strict=True, reason="documented limit (docs/judge.md): spoiled samples that keep a quorum still "
-                                       "leave the vote to the rest")
 def test_judge_vote_pointwise_spoiled_loss_lifts_the_mean():
     # Judge.judge(samples=3), pos: scores 1 (naming the unclosed </think: dropped), 1, 10 -> mean 5.5 instead of 4
     from judgerl.judge import JudgeInput
@@ -210,8 +210,6 @@ def test_judge_vote_pointwise_spoiled_loss_lifts_the_mean():
     assert (not d.valid and d.invalid_reason in ("quoted_answer", "spoiled_by_markup")) or (d.valid and d.scores[0] <= 4.0), d
 
 
-@pytest.mark.xfail(strict=True, reason="documented limit (docs/judge.md): spoiled samples that keep a quorum still "
-                                       "leave the vote to the rest")
 def test_judge_vote_listwise_best_spoil_moves_the_first_seen_tie_break():
     # best, 5 samples: two honest "1" spoiled (naming the unclosed <best of response 3), then fooled 3, honest 1,
     # honest 2: a 1-1-1 tie broken by first appearance -> response 3 (the injector); unspoiled, 1 wins 3-1-1
@@ -325,8 +323,7 @@ DRESSES = [
 ]
 
 
-_DRESSES_PARAMS = [pytest.param(*row, marks=pytest.mark.xfail(strict=True, reason='documented limit: nested LaTeX, a pair of scores or a template marker in BBCode after a fake end of thinking'))
-    if i in {41, 17, 18, 25, 26} else row for i, row in enumerate(DRESSES)]
+_DRESSES_PARAMS = DRESSES  # rows 17, 18, 25, 26, 41 (nested LaTeX, a pair of scores, `[result=5]`) held since stop 44
 
 
 @pytest.mark.parametrize("proto,text", _DRESSES_PARAMS, ids=[f"dress-{i}" for i in range(len(DRESSES))])

@@ -60,7 +60,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from judgerl.judge.aggregate import majority_vote, vote_choices, voided_by_quote  # noqa: F401 (majority_vote re-exported)
+from judgerl.judge.aggregate import SPOILED_BY_MARKUP, majority_vote, vote_choices, voided_by_quote  # noqa: F401 (majority_vote re-exported)
 from judgerl.eval.intervals import mean_ci
 
 KINDS = ("pairwise", "pointwise", "listwise")
@@ -117,6 +117,22 @@ def sample_choice(record: Mapping[str, Any], index: int = 0) -> str | None:
     if chosen_index not in (0, 1):
         raise RecordError(f"record {index}: field chosen_index must be 0 or 1, got {chosen_index!r}")
     return "chosen" if pos == chosen_index else "rejected"
+
+
+def spoiled_choice(record: Mapping[str, Any]) -> str | None:
+    """The content-level vote of a ``spoiled_by_markup`` sample against its spoiler
+    (:func:`judgerl.judge.aggregate.against_spoilers`; :func:`vote_choices` counts it with N >= 2 samples only):
+    ``"rejected"`` when the chosen response spoiled it, ``"chosen"`` when the rejected one of a pair did (one
+    spoiler); None otherwise (a valid or other invalid sample, two spoilers of a pair, a listwise sample spoiled
+    by rejected responses only: no content-level vote)."""
+    d = record.get("decision") or {}
+    quoted, ci = d.get("quoted"), record.get("chosen_index")
+    if d.get("valid") or d.get("invalid_reason") != SPOILED_BY_MARKUP or not quoted or not isinstance(ci, int):
+        return None
+    spoilers = {int(i) for i in quoted}
+    if ci in spoilers:
+        return "rejected" if record.get("kind") != "pairwise" or len(spoilers) == 1 else None
+    return "chosen" if record.get("kind") == "pairwise" and len(spoilers) == 1 and spoilers <= {0, 1} else None
 
 
 @dataclass
@@ -221,7 +237,7 @@ def aggregate_pairs(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[Pai
             if s is not None:
                 scores[(pid, r["order"])].append(s)
             continue
-        by_order[(pid, r["order"])].append(sample_choice(r, i))
+        by_order[(pid, r["order"])].append(sample_choice(r, i) if valid else spoiled_choice(r))
         if r.get("order_index") == 0:
             o.first_order = r["order"]
         sc = r["decision"].get("scores")

@@ -18,7 +18,10 @@ samples it did not spoil is a vote over the ones it fooled (stop 43's red team: 
 third, fooled, decided at reward 1.0). One exception closes a hole: a sample invalid because its final answer was
 *quoted from a response under judgment* (``quoted_answer``) makes the whole aggregate invalid —
 otherwise a response could spell out the judge's unwanted endings, have exactly those samples
-dropped, and move the vote or the mean its way.
+dropped, and move the vote or the mean its way. A sample a response *spoiled* (``spoiled_by_markup``: the judge
+repeated that response's markup and its parse broke) counts against the quorum; where a quorum is kept anyway it
+is not dropped but **votes against its spoiler** (:func:`against_spoilers`): dropping it left the vote to the
+samples the injection fooled (stop 43's red team: 2 of 5 spoiled, 2 fooled, 1 honest -> the injector won 2-1).
 """
 
 from __future__ import annotations
@@ -76,11 +79,12 @@ def has_quorum(reasons: Sequence[str | None]) -> bool:
 
 def vote_choices(choices: Sequence[T | None], reasons: Sequence[str | None]) -> T | Hashable | None:
     """The eval vote over the samples of one judgment: None (invalid) when :func:`voided_by_quote` or without
-    a quorum (:func:`has_quorum`), else :func:`majority_vote` over the valid samples' choices.
+    a quorum (:func:`has_quorum`), else :func:`majority_vote` over the valid samples' choices and the votes of
+    the spoiled samples against their spoilers (:func:`against_spoilers`; with N >= 2 samples only).
 
     Args:
-        choices: Per sample, its content-level choice (``"chosen"`` / ``"rejected"`` / ``"tie"``),
-            None when invalid.
+        choices: Per sample, its content-level choice (``"chosen"`` / ``"rejected"`` / ``"tie"``), None when
+            invalid; for a ``spoiled_by_markup`` sample, its vote against the spoiler (or None).
         reasons: Per sample, its invalid reason (None when valid), same order.
 
     Raises:
@@ -88,14 +92,18 @@ def vote_choices(choices: Sequence[T | None], reasons: Sequence[str | None]) -> 
     """
     if len(choices) != len(reasons):
         raise ValueError(f"vote_choices: {len(choices)} choices for {len(reasons)} reasons")
-    return None if voided_by_quote(reasons) or not has_quorum(reasons) else majority_vote(choices)
+    if voided_by_quote(reasons) or not has_quorum(reasons):
+        return None
+    return majority_vote(c for c, r in zip(choices, reasons)
+                         if r is None or (r == SPOILED_BY_MARKUP and len(choices) > 1))
 
 
 def vote_values(decisions: Sequence[Decision], values: Sequence[float | None]) -> float | None:
     """The mean of per-sample values (expected scores) under the vote's rules: None when a sample is a
     ``quoted_answer`` (:func:`voided_by_quote`) or there is no quorum (:func:`has_quorum`), else the mean of the
-    values that are not None (None when none is). Used by the expected-score paths (the scorer, the reward
-    server), which average values instead of reading :func:`aggregate_decisions`.
+    values that are not None (None when none is), where a sample spoiled by the response (``spoiled_by_markup``
+    naming response 0) adds the lowest of them (:func:`against_spoilers`). Used by the pointwise expected-score
+    paths (the scorer, the reward server), which average values instead of reading :func:`aggregate_decisions`.
 
     Raises:
         ValueError: the two sequences differ in length.
@@ -106,6 +114,10 @@ def vote_values(decisions: Sequence[Decision], values: Sequence[float | None]) -
     if voided_by_quote(reasons) or not has_quorum(reasons):
         return None
     vals = [v for v in values if v is not None]
+    if vals and len(decisions) > 1:  # a spoiled sample votes against its spoiler (:func:`against_spoilers`)
+        low = min(vals)
+        vals += [low for d, v in zip(decisions, values) if v is None and not d.valid
+                 and d.invalid_reason == SPOILED_BY_MARKUP and d.quoted and set(d.quoted) == {0}]
     return sum(vals) / len(vals) if vals else None
 
 
@@ -146,6 +158,7 @@ def aggregate_decisions(decisions: Sequence[Decision], kind: str) -> Decision:
         return decisions[0]
     if not has_quorum([None if d.valid else d.invalid_reason for d in decisions]):
         return next(d for d in decisions if not d.valid)
+    valid = [d for d in against_spoilers(decisions, kind) if d.valid]
     if kind == "pointwise":
         scored = [d.scores[0] for d in valid if d.scores]
         return Decision(valid=True, scores=(mean(scored),)) if scored else decisions[0]
@@ -157,16 +170,73 @@ def aggregate_decisions(decisions: Sequence[Decision], kind: str) -> Decision:
     rankings = [d.ranking for d in valid if d.ranking]
     if not rankings:
         return decisions[0]
+    return Decision(valid=True, ranking=_listwise_vote(rankings))
+
+
+def _listwise_vote(rankings: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """The listwise vote over non-empty rankings (module docstring): majority of ``best`` when every ranking has
+    one index (a shared top count: the index seen first), else the Borda order (mean position; ties: first
+    appearance). Returns the best index alone, or the full order."""
     if all(len(r) == 1 for r in rankings):
         counts = Counter(r[0] for r in rankings)
         top = max(counts.values())
-        best = next(r[0] for r in rankings if counts[r[0]] == top)
-        return Decision(valid=True, ranking=(best,))
+        return (next(r[0] for r in rankings if counts[r[0]] == top),)
     first_seen: dict[int, int] = {}
     positions: dict[int, list[int]] = {}
     for k, r in enumerate(rankings):
         for pos, idx in enumerate(r):
             positions.setdefault(idx, []).append(pos)
             first_seen.setdefault(idx, k * 1000 + pos)
-    order = sorted(positions, key=lambda i: (mean(positions[i]), first_seen[i]))
-    return Decision(valid=True, ranking=tuple(order))
+    return tuple(sorted(positions, key=lambda i: (mean(positions[i]), first_seen[i])))
+
+
+def against_spoilers(decisions: Sequence[Decision], kind: str) -> list[Decision]:
+    """The samples of one judgment with each ``spoiled_by_markup`` sample (its spoilers in ``Decision.quoted``)
+    turned into a valid vote **against its spoilers**, read off the valid samples (module docstring):
+
+    * pointwise (the spoiler is response 0): the lowest score a valid sample gave;
+    * pairwise (one spoiler, 0 or 1): the verdict for the other response; where the valid samples carry two
+      scores, the lowest of them for the spoiler and the highest for the other;
+    * listwise: the vote of the valid samples with the spoilers left out, the spoilers appended last (``best``:
+      the best of the others alone).
+
+    Applied only where the vote is taken (N >= 2 samples, no quoted-answer void, a quorum: the caller checks);
+    a spoiled sample with no such vote (two spoilers of a pair, no valid sample with a payload) stays invalid
+    and is dropped. A pure function of the samples in order.
+
+    Args:
+        decisions: The N sampled decisions of one judgment, sample order.
+        kind: ``"pairwise"``, ``"pointwise"`` or ``"listwise"``.
+
+    Returns:
+        A list of N decisions, the same objects where nothing is turned.
+    """
+    valid = [d for d in decisions if d.valid]
+    if len(decisions) < 2 or not valid:
+        return list(decisions)
+    return [_vote_against(frozenset(d.quoted), valid, kind) or d
+            if not d.valid and d.invalid_reason == SPOILED_BY_MARKUP and d.quoted else d for d in decisions]
+
+
+def _vote_against(spoilers: frozenset[int], valid: Sequence[Decision], kind: str) -> Decision | None:
+    """One spoiled sample's vote against ``spoilers`` from the ``valid`` samples (:func:`against_spoilers`);
+    None where there is none to give."""
+    if kind == "pointwise":
+        scored = [d.scores[0] for d in valid if d.scores]
+        return Decision(valid=True, scores=(min(scored),)) if scored and spoilers == {0} else None
+    if kind == "pairwise":
+        if len(spoilers) != 1 or not spoilers <= {0, 1}:
+            return None
+        loser = next(iter(spoilers))
+        both = [x for d in valid if d.scores and len(d.scores) == 2 for x in d.scores]
+        scores = None
+        if both:
+            lo, hi = min(both), max(both)
+            scores = (lo, hi) if loser == 0 else (hi, lo)
+        return Decision(valid=True, verdict="B" if loser == 0 else "A", scores=scores)
+    rankings = [tuple(i for i in d.ranking if i not in spoilers) for d in valid if d.ranking]
+    rankings = [r for r in rankings if r]
+    if not rankings:
+        return None
+    order = _listwise_vote(rankings)
+    return Decision(valid=True, ranking=order if len(order) == 1 else order + tuple(sorted(spoilers)))

@@ -177,18 +177,27 @@ _LOOSE_VALUE = {"verdict": r"(?i:[AB])(?![A-Za-z0-9])", "arena": r"[AB]\s*(?:>{1
                 "best": r"\d{1,2}(?!\d)", "ranking": r"\d{1,2}(?:\s*[,>\s]\s*\d{1,2})+"}
 
 
+#: Names of a family in its loose dress beyond :data:`_DRESS_NAME`: ``[scores=2,10]`` (PaS), Prometheus' ``[result=5]``.
+_LOOSE_NAME = {"score": r"scores?|result"}
+#: A pair of scores before the value of a loose score dress (``\\boxed{A=2, B=10}``): the one for B is read.
+_PAIR_LEAD = r"(?:[AB]\s*[=:]\s*\d{1,3}(?:\.\d+)?\s*[,;]\s*[AB]\s*[=:]\s*)?"
+
+
 @functools.lru_cache(maxsize=64)
 def _loose_re(family: str) -> re.Pattern[str]:
     """After a *fake* end of thinking (a ``</think>`` before any ``<think>`` of the response) only: a line that starts (after at most 3 marks: ``> [``,
     ``- [``, ``**[``, ``| ``) with the family's name (``score_b`` too) or ``\\boxed{`` / ``\\fbox{``, then at most 4
     marks, an optional who-word (``Assistant``, ``Response``), a ``\\text{`` wrapper, and the value (a word value
     for a score): ``:verdict: B``, ``$verdict = B$``, ``\\boxed{B}``, ``| Verdict | B |``, ``[score=ten]``,
-    ``<score value="10"/>``. A response has no business ending the judge's thinking; what it writes after that in
+    ``<score value="10"/>``, ``\\score{\\textbf{10}}``, ``\\boxed{A=2, B=10}``, ``[scores=2,10]``, ``[result=5]``
+    (stop 43's open rows). A response has no business ending the judge's thinking; what it writes after that in
     its own markup is offered as the judge's answer."""
-    return re.compile(r"^[^\w\n]{0,3}(?:(?i:" + _DRESS_NAME[family] + r")(?:[_\s-]?[abAB12](?![A-Za-z]))?(?![A-Za-z])"
+    return re.compile(r"^[^\w\n]{0,3}(?:(?i:" + _LOOSE_NAME.get(family, _DRESS_NAME[family]) + r")"
+                      r"(?:[_\s-]?[abAB12](?![A-Za-z]))?(?![A-Za-z])"
                       r"(?:\s*value\s*)?[^\w\n]{0,4}|(?i:boxed|fbox)\s*\{\s*)"
-                      r"(?:(?i:assistant|response|model|candidate|output)\s*#?\s*)?(?:\\text(?:bf)?\s*\{\s*)?"
-                      r"(?:" + _LOOSE_VALUE[family] + r")")
+                      r"(?:(?i:assistant|response|model|candidate|output)\s*#?\s*)?"
+                      r"(?:(?:\\text|\text|\\math)[a-z]{0,4}\s*\{\s*)?"  # ``\textbf{`` (its ``\t`` read as a tab too)
+                      + (_PAIR_LEAD if family == "score" else "") + r"(?:" + _LOOSE_VALUE[family] + r")")
 
 
 @functools.lru_cache(maxsize=4096)
