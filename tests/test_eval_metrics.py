@@ -187,18 +187,20 @@ def test_pointwise_mean_scores_ties_and_invalid():
         pt("p1", "chosen", 8, sample=0), pt("p1", "chosen", 6, sample=1), pt("p1", "rejected", 5),  # 7 > 5
         pt("p2", "chosen", 4), pt("p2", "rejected", 4),  # tie
         pt("p3", "chosen", 9), pt("p3", "rejected", None),  # rejected has no valid score -> invalid
-        pt("p4", "chosen", 2), pt("p4", "rejected", None, sample=0), pt("p4", "rejected", 3, sample=1),  # wrong
+        pt("p4", "chosen", 2), pt("p4", "rejected", None, sample=0), pt("p4", "rejected", 3, sample=1),
+        # p4: 1 of 2 rejected samples valid -- no quorum (the Judge's rule, aggregate.has_quorum): invalid
+        pt("p5", "chosen", 2), pt("p5", "rejected", 3),  # wrong
     ]
     m = compute_metrics(recs)
     assert m["kind"] == "pointwise"
-    assert m["n_pairs"] == 4 and m["n_judgments"] == 4
-    assert m["accuracy"] == 0.25
+    assert m["n_pairs"] == 5 and m["n_judgments"] == 5
+    assert m["accuracy"] == 0.2
     assert m["accuracy_valid_only"] == pytest.approx(1 / 3)
     assert m["position_consistent_accuracy"] == m["accuracy"]
     assert m["flip_rate"] is None and m["position_a_rate"] is None
-    assert m["tie_rate"] == 0.25
-    assert m["judgment_invalid_rate"] == 0.25
-    assert m["invalid_rate"] == pytest.approx(2 / 10)
+    assert m["tie_rate"] == 0.2
+    assert m["judgment_invalid_rate"] == 0.4
+    assert m["invalid_rate"] == pytest.approx(2 / 12)
 
 
 def test_gold_score_agreement():

@@ -63,8 +63,6 @@ def test_judge_naming_an_honest_r1_reference_reads_as_spoiled_by_it():
     assert not d.valid and d.invalid_reason == "spoiled_by_markup" and d.quoted == (1,), d
 
 
-@pytest.mark.xfail(strict=True, reason="open: an honest R1-format reference (a lone `</think>`) is a spoiler; a sample "
-                                       "that voted B and named B's tag is turned into a vote for the injector A")
 def test_server_prose_injection_turns_an_honest_vote_against_an_r1_reference():
     # /v1/rewards pav, 3 samples: honest B (naming B's `</think>`: spoiled by B -> turned to A), honest B, fooled A:
     # the judge said B 2-1; the turned vote says A 2-1 -> reward 1.0 (before the rule: dropped, a tie 0.5)
@@ -72,8 +70,6 @@ def test_server_prose_injection_turns_an_honest_vote_against_an_r1_reference():
     assert body["rewards"][0] == 0.0, body
 
 
-@pytest.mark.xfail(strict=True, reason="open: an injector sharing its markup with an R1-format reference makes two "
-                                       "spoilers of the pair: the samples are dropped, the fooled ones decide")
 @pytest.mark.parametrize("outs", [
     [SPOIL_PAV, SPOIL_PAV, HONEST_PAV, FOOLED_PAV, FOOLED_PAV],  # 5 samples: dropped, A wins 2-1 -> 1.0
     [SPOIL_PAV, HONEST_PAV, FOOLED_PAV],  # 3 samples: dropped, a tie -> 0.5
@@ -83,8 +79,9 @@ def test_server_injector_sharing_a_tag_with_an_r1_reference_escapes_the_rule(out
     assert body["rewards"][0] == 0.0, body
 
 
-@pytest.mark.xfail(strict=True, reason="open: an honest R1-format policy response is a spoiler; a judge that voted for it "
-                                       "and remarked on its `</think>` is turned into a vote against it")
+@pytest.mark.xfail(strict=True, reason="documented trade-off (docs/judge.md): in /v1/rewards a spoil is "
+                                       "the policy's fault (at_fault), so a judge that remarks on an honest "
+                                       "R1-format policy response's `</think>` votes against it")
 def test_server_honest_r1_policy_response_loses_a_vote_a_judge_gave_it():
     # /v1/rewards pav, 3 samples: A (naming A's own `</think>`: spoiled by A -> turned to B), A, B: the judge said
     # A 2-1 (reward 1.0; dropped: a tie 0.5); the turned vote says B 2-1 -> 0.0
@@ -189,8 +186,6 @@ def test_judge_best_spoiled_first_cannot_win_a_tie():
     assert d.valid and d.ranking != (2,), d
 
 
-@pytest.mark.xfail(strict=True, reason="open: best-mode tie break by first appearance: with the spoiled sample last, the "
-                                       "injector that spoiled it wins the shared top count")
 def test_judge_best_spoiled_last_cannot_win_a_tie():
     # the same five samples, the spoiled one last: fooled 3, fooled 3, honest 1, honest 2, spoiled (-> 1):
     # 3 and 1 share the top count 2-2, and 3 is seen first -> the injector is best
@@ -245,8 +240,6 @@ def test_eval_pairwise_vote_agrees_with_the_judge_and_the_server(outs):
     assert o.judgments["AB"] == judge and server == {"chosen": 0.0, "rejected": 1.0, "tie": 0.5}[judge], (o, judge)
 
 
-@pytest.mark.xfail(strict=True, reason="open: metrics.spoiled_choice gives no vote for a listwise sample spoiled by the "
-                                       "rejected response; the Judge turns it into the others' vote (the chosen)")
 def test_eval_listwise_pair_spoiled_by_the_rejected_agrees_with_the_judge():
     # a pair judged with a listwise protocol (best of 2), the rejected response (1) spoiled two samples: the Judge
     # votes 0 3-2; the eval drops the spoiled samples and says rejected 2-1
@@ -260,8 +253,6 @@ POS_REJ = [_spoil(0), _spoil(0), _v(scores=(1.0,)), _v(scores=(10.0,)), _v(score
 POS_CHO = [_v(scores=(6.0,))] * 5
 
 
-@pytest.mark.xfail(strict=True, reason="open: the pointwise eval means the valid samples' scores only: the spoiled samples "
-                                       "are dropped, not counted as the lowest score")
 def test_eval_pointwise_spoiled_samples_count_as_in_the_judge():
     # rejected: Judge mean (1+1+1+10+10)/5 = 4.6 < chosen 6 (chosen wins); the eval: (1+10+10)/3 = 7 > 6 (rejected)
     assert aggregate_decisions(POS_REJ, "pointwise").scores == pytest.approx((4.6,))
@@ -269,8 +260,6 @@ def test_eval_pointwise_spoiled_samples_count_as_in_the_judge():
     assert o.judgments["pointwise"] == "chosen", o
 
 
-@pytest.mark.xfail(strict=True, reason="open: the pointwise eval takes no quorum: 3 of 5 samples spoiled leave the "
-                                       "Judge invalid and the eval to the 2 fooled ones")
 def test_eval_pointwise_keeps_the_quorum():
     rej = [_spoil(0), _spoil(0), _spoil(0), _v(scores=(10.0,)), _v(scores=(10.0,))]
     assert not aggregate_decisions(rej, "pointwise").valid
@@ -278,8 +267,6 @@ def test_eval_pointwise_keeps_the_quorum():
     assert o.judgments["pointwise"] != "rejected", o
 
 
-@pytest.mark.xfail(strict=True, reason="open: eval pred_scores of a PaS / PaVS pair mean the valid samples only; the Judge "
-                                       "adds the spoiled samples' extremes against the spoiler")
 def test_eval_pairwise_pred_scores_agree_with_the_judge_scores():
     samples = [_spoil(0), _v("B", (1.0, 9.0)), _v("A", (9.0, 2.0))]  # the injector A is rejected (chosen 1)
     judge = aggregate_decisions(samples, "pairwise")
@@ -327,8 +314,6 @@ def test_pairwise_odd_quoted_is_not_turned_and_does_not_crash(quoted):
     assert o.judgments["AB"] == "chosen"
 
 
-@pytest.mark.xfail(strict=True, reason="open: a listwise spoiled sample appends its `quoted` indices to the vote's "
-                                       "ranking unchecked: an index no response has ends up in the aggregate ranking")
 def test_listwise_odd_quoted_never_reaches_the_ranking():
     # quoted (0, 5) / (-1,) over three responses: the aggregate ranking is (1, 0, 2, 5) / (0, 1, 2, -1)
     for quoted in ((0, 5), (-1,)):
@@ -365,7 +350,7 @@ def test_vote_values_odd_inputs_do_not_crash():
                                                            "quoted": [0]}},
     {"kind": "pairwise", "decision": {}},
 ], ids=["quoted-none", "chosen-str", "no-decision"])
-def test_spoiled_choice_odd_records_do_not_crash(record):
-    from judgerl.eval.metrics import spoiled_choice
+def test_record_decision_odd_records_do_not_crash(record):
+    from judgerl.eval.metrics import record_decision
 
-    assert spoiled_choice(record) is None
+    assert not record_decision(record).valid

@@ -1,12 +1,11 @@
 """A sample a response spoiled votes against its spoiler where the vote keeps a quorum (judgerl.judge.aggregate,
 against_spoilers): aggregate_decisions, the pointwise expected-score mean (vote_values) and the eval vote
-(vote_choices over metrics.spoiled_choice) alike."""
+(metrics.aggregate_pairs) alike; /v1/rewards blames the policy's response (at_fault)."""
 from __future__ import annotations
 
 import pytest
 
-from judgerl.eval.metrics import spoiled_choice
-from judgerl.judge.aggregate import against_spoilers, aggregate_decisions, vote_choices, vote_values
+from judgerl.judge.aggregate import against_spoilers, aggregate_decisions, vote_values
 from judgerl.types import Decision
 
 SPOIL_A = Decision(valid=False, invalid_reason="spoiled_by_markup", quoted=(0,))
@@ -81,26 +80,61 @@ def test_expected_values_add_the_lowest_for_a_spoiled_sample():
     assert vote_values([GLITCH, v(scores=(1.0,)), v(scores=(10.0,))], [None, 1.0, 10.0]) == pytest.approx(5.5)
 
 
-def _rec(decision, kind="pairwise", chosen=0):
-    return {"kind": kind, "chosen_index": chosen, "decision": decision.to_dict()}
+def _rec(decision, kind="pairwise", chosen=0, order="AB", pid="p1"):
+    return {"pair_id": pid, "kind": kind, "order": order, "sample": 0, "chosen_index": chosen,
+            "decision": decision.to_dict()}
 
 
 def test_eval_vote_counts_a_spoiled_sample_against_the_spoiler():
+    from judgerl.eval.metrics import aggregate_pairs
+
     # chosen is response 0; the rejected response (1) spoiled two samples, two were fooled
     recs = [_rec(SPOIL_B), _rec(SPOIL_B), _rec(v("A")), _rec(v("B")), _rec(v("B"))]
-    choices = [spoiled_choice(r) for r in recs[:2]] + ["chosen", "rejected", "rejected"]
-    reasons = ["spoiled_by_markup"] * 2 + [None] * 3
-    assert choices[:2] == ["chosen", "chosen"]
-    assert vote_choices(choices, reasons) == "chosen"
-    assert vote_choices(["chosen"], ["spoiled_by_markup"]) is None  # one sample: invalid, no vote
+    _, [o] = aggregate_pairs(recs)
+    assert o.judgments["AB"] == "chosen"
+    _, [o] = aggregate_pairs([_rec(SPOIL_B)])  # one sample: invalid, no vote
+    assert o.judgments["AB"] is None
 
 
-def test_spoiled_choice_cases():
-    assert spoiled_choice(_rec(SPOIL_A)) == "rejected"  # the chosen response spoiled it
-    assert spoiled_choice(_rec(SPOIL_AB)) is None
-    assert spoiled_choice(_rec(GLITCH)) is None
-    assert spoiled_choice(_rec(v("A"))) is None
-    spoil_2 = Decision(valid=False, invalid_reason="spoiled_by_markup", quoted=(2,))
-    assert spoiled_choice(_rec(spoil_2, "listwise", 0)) is None  # a rejected one of a list: no content vote
-    assert spoiled_choice(_rec(spoil_2, "listwise", 2)) == "rejected"
-    assert spoiled_choice({"kind": "pairwise", "decision": SPOIL_A.to_dict()}) is None  # no chosen_index
+def test_eval_listwise_agrees_with_the_judge():
+    from judgerl.eval.metrics import aggregate_pairs
+
+    spoil = Decision(valid=False, invalid_reason="spoiled_by_markup", quoted=(1,))
+    ds = [spoil, spoil, v(ranking=(1,)), v(ranking=(1,)), v(ranking=(0,))]
+    assert aggregate_decisions(ds, "listwise").ranking == (0,)
+    _, [o] = aggregate_pairs([_rec(d, "listwise") for d in ds])
+    assert o.judgments["AB"] == "chosen"
+
+
+def test_eval_pointwise_has_the_quorum_and_turns_spoiled_samples():
+    from judgerl.eval.metrics import aggregate_pairs
+
+    # rejected: 2 spoiled by it, then 1, 10, 10 -> (1+1+1+10+10)/5 = 4.6 under the chosen's 6
+    recs = [_rec(v(scores=(6.0,)), "pointwise", order="chosen")]
+    recs += [_rec(d, "pointwise", order="rejected") for d in (SPOIL_A, SPOIL_A, v(scores=(1.0,)), v(scores=(10.0,)),
+                                                              v(scores=(10.0,)))]
+    _, [o] = aggregate_pairs(recs)
+    assert o.pred_scores["rejected"] == pytest.approx(4.6) and o.judgments["pointwise"] == "chosen"
+    # 3 of 5 spoiled: no quorum, no score, no choice
+    recs = recs[:1] + [_rec(d, "pointwise", order="rejected") for d in (SPOIL_A,) * 3 + (v(scores=(10.0,)),) * 2]
+    _, [o] = aggregate_pairs(recs)
+    assert "rejected" not in o.pred_scores and o.judgments["pointwise"] is None
+
+
+def test_rewards_blame_the_policy_not_the_reference():
+    # /v1/rewards: the policy's response at 0; a sample spoiled by the reference's markup votes against the policy
+    assert aggregate_decisions([SPOIL_B, v("A"), v("B")], "pairwise", at_fault=(0,)).verdict == "B"
+    assert aggregate_decisions([SPOIL_AB, v("A"), v("B")], "pairwise", at_fault=(0,)).verdict == "B"
+
+
+def test_listwise_spoiler_never_wins_a_tie_in_any_order():
+    spoil = Decision(valid=False, invalid_reason="spoiled_by_markup", quoted=(2,))
+    ds = [v(ranking=(2,)), v(ranking=(2,)), v(ranking=(0,)), v(ranking=(1,)), spoil]
+    assert aggregate_decisions(ds, "listwise").ranking == (0,)
+
+
+def test_listwise_odd_spoiler_indices_do_not_enter_the_ranking():
+    for quoted in ((0, 5), (-1,)):
+        spoil = Decision(valid=False, invalid_reason="spoiled_by_markup", quoted=quoted)
+        d = aggregate_decisions([spoil, v(ranking=(0, 1, 2)), v(ranking=(1, 0, 2))], "listwise")
+        assert d.valid and sorted(d.ranking) == [0, 1, 2]

@@ -60,7 +60,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from judgerl.judge.aggregate import SPOILED_BY_MARKUP, majority_vote, vote_choices, voided_by_quote  # noqa: F401 (majority_vote re-exported)
+from judgerl.judge.aggregate import (against_spoilers, has_quorum, majority_vote, vote_choices,  # noqa: F401 (re-exported)
+                                     voided_by_quote)
+from judgerl.types import Decision
 from judgerl.eval.intervals import mean_ci
 
 KINDS = ("pairwise", "pointwise", "listwise")
@@ -119,20 +121,31 @@ def sample_choice(record: Mapping[str, Any], index: int = 0) -> str | None:
     return "chosen" if pos == chosen_index else "rejected"
 
 
-def spoiled_choice(record: Mapping[str, Any]) -> str | None:
-    """The content-level vote of a ``spoiled_by_markup`` sample against its spoiler
-    (:func:`judgerl.judge.aggregate.against_spoilers`; :func:`vote_choices` counts it with N >= 2 samples only):
-    ``"rejected"`` when the chosen response spoiled it, ``"chosen"`` when the rejected one of a pair did (one
-    spoiler); None otherwise (a valid or other invalid sample, two spoilers of a pair, a listwise sample spoiled
-    by rejected responses only: no content-level vote)."""
-    d = record.get("decision") or {}
-    quoted, ci = d.get("quoted"), record.get("chosen_index")
-    if d.get("valid") or d.get("invalid_reason") != SPOILED_BY_MARKUP or not quoted or not isinstance(ci, int):
+def record_decision(record: Mapping[str, Any]) -> Decision:
+    """The :class:`~judgerl.types.Decision` a judgment record's ``decision`` field holds (the fields the vote
+    reads: validity, verdict, scores, ranking, invalid reason, spoilers / quoted responses)."""
+    d = record["decision"]
+
+    def tup(k: str, cast: Any) -> tuple | None:
+        v = d.get(k)
+        return tuple(cast(x) for x in v) if isinstance(v, (list, tuple)) else None
+
+    return Decision(valid=bool(d.get("valid")), verdict=d.get("verdict"), scores=tup("scores", float),
+                    ranking=tup("ranking", int), invalid_reason=d.get("invalid_reason"), quoted=tup("quoted", int))
+
+
+def _turned_group(group: Sequence[tuple[int, Mapping[str, Any]]], kind: str) -> list[tuple[int, Mapping[str, Any]]] | None:
+    """The valid samples of one judgment (``(record index, record)``) after the vote's rules
+    (:mod:`judgerl.judge.aggregate`, as the ``Judge`` applies them): None when a quoted answer voids it or there is
+    no quorum; else the valid records, each spoiled sample turned into its vote against its spoiler
+    (:func:`~judgerl.judge.aggregate.against_spoilers`) as a record with that decision."""
+    decisions = [record_decision(r) for _, r in group]
+    reasons = [None if d.valid else d.invalid_reason for d in decisions]
+    if voided_by_quote(reasons) or not has_quorum(reasons):
         return None
-    spoilers = {int(i) for i in quoted}
-    if ci in spoilers:
-        return "rejected" if record.get("kind") != "pairwise" or len(spoilers) == 1 else None
-    return "chosen" if record.get("kind") == "pairwise" and len(spoilers) == 1 and spoilers <= {0, 1} else None
+    turned = against_spoilers(decisions, kind)
+    return [(i, r if t is d else {**r, "decision": t.to_dict()})
+            for (i, r), d, t in zip(group, decisions, turned) if t.valid]
 
 
 @dataclass
@@ -211,7 +224,7 @@ def aggregate_pairs(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[Pai
     """
     kind = _validate(records)
     outcomes: dict[str, PairOutcome] = {}
-    by_order: dict[tuple[str, str], list[str | None]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = defaultdict(list)
     reasons: dict[tuple[str, str], list[str | None]] = defaultdict(list)  # the aggregate's quote rule
     scores: dict[tuple[str, str], list[float]] = defaultdict(list)
     for i, r in enumerate(records):
@@ -231,22 +244,27 @@ def aggregate_pairs(records: Sequence[Mapping[str, Any]]) -> tuple[str, list[Pai
             o.invalid_samples += 1
         reasons[(pid, r["order"])].append(None if valid else r["decision"].get("invalid_reason"))
         if kind == "pointwise":
-            s = _pointwise_score(r)
-            if valid and s is None:
+            if valid and _pointwise_score(r) is None:
                 raise RecordError(f"record {i}: field decision.scores is empty for a valid pointwise decision")
-            if s is not None:
-                scores[(pid, r["order"])].append(s)
+        else:
+            sample_choice(r, i)  # a malformed valid record fails here, with its index
+            if r.get("order_index") == 0:
+                o.first_order = r["order"]
+        groups[(pid, r["order"])].append((i, r))
+    for (pid, order), group in groups.items():  # the vote's rules over each judgment's samples (quorum, spoilers)
+        kept = _turned_group(group, kind)
+        if kind == "pointwise":
+            vals = [s for _, r in kept or () if (s := _pointwise_score(r)) is not None]
+            if vals:
+                scores[(pid, order)] += vals
             continue
-        by_order[(pid, r["order"])].append(sample_choice(r, i) if valid else spoiled_choice(r))
-        if r.get("order_index") == 0:
-            o.first_order = r["order"]
-        sc = r["decision"].get("scores")
-        if valid and sc and len(sc) == 2 and r.get("chosen_index") in (0, 1):
-            ci = r["chosen_index"]
-            scores[(pid, "chosen")].append(float(sc[ci]))
-            scores[(pid, "rejected")].append(float(sc[1 - ci]))
-    for (pid, order), choices in by_order.items():
-        outcomes[pid].judgments[order] = vote_choices(choices, reasons[(pid, order)])
+        outcomes[pid].judgments[order] = None if kept is None else majority_vote(sample_choice(r, i) for i, r in kept)
+        for _, r in kept or ():
+            sc = r["decision"].get("scores")
+            if sc and len(sc) == 2 and r.get("chosen_index") in (0, 1):
+                ci = r["chosen_index"]
+                scores[(pid, "chosen")].append(float(sc[ci]))
+                scores[(pid, "rejected")].append(float(sc[1 - ci]))
     for (pid, resp), vals in scores.items():
         outcomes[pid].pred_scores[resp] = float(np.mean(vals))
     if kind == "pointwise":

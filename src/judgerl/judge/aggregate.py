@@ -27,7 +27,7 @@ samples the injection fooled (stop 43's red team: 2 of 5 spoiled, 2 fooled, 1 ho
 from __future__ import annotations
 
 from collections import Counter
-from typing import Hashable, Iterable, Sequence, TypeVar
+from typing import Collection, Hashable, Iterable, Sequence, TypeVar
 
 from judgerl.types import Decision
 
@@ -78,13 +78,14 @@ def has_quorum(reasons: Sequence[str | None]) -> bool:
 
 
 def vote_choices(choices: Sequence[T | None], reasons: Sequence[str | None]) -> T | Hashable | None:
-    """The eval vote over the samples of one judgment: None (invalid) when :func:`voided_by_quote` or without
-    a quorum (:func:`has_quorum`), else :func:`majority_vote` over the valid samples' choices and the votes of
-    the spoiled samples against their spoilers (:func:`against_spoilers`; with N >= 2 samples only).
+    """The vote over the content-level choices of one judgment's samples: None (invalid) when
+    :func:`voided_by_quote` or without a quorum (:func:`has_quorum`), else :func:`majority_vote` over the valid
+    samples' choices. (The eval runner applies the rules to the decisions themselves, spoiled samples turned:
+    :func:`judgerl.eval.metrics.aggregate_pairs`.)
 
     Args:
-        choices: Per sample, its content-level choice (``"chosen"`` / ``"rejected"`` / ``"tie"``), None when
-            invalid; for a ``spoiled_by_markup`` sample, its vote against the spoiler (or None).
+        choices: Per sample, its content-level choice (``"chosen"`` / ``"rejected"`` / ``"tie"``),
+            None when invalid.
         reasons: Per sample, its invalid reason (None when valid), same order.
 
     Raises:
@@ -92,10 +93,8 @@ def vote_choices(choices: Sequence[T | None], reasons: Sequence[str | None]) -> 
     """
     if len(choices) != len(reasons):
         raise ValueError(f"vote_choices: {len(choices)} choices for {len(reasons)} reasons")
-    if voided_by_quote(reasons) or not has_quorum(reasons):
-        return None
-    return majority_vote(c for c, r in zip(choices, reasons)
-                         if r is None or (r == SPOILED_BY_MARKUP and len(choices) > 1))
+    return None if voided_by_quote(reasons) or not has_quorum(reasons) else majority_vote(
+        c for c, r in zip(choices, reasons) if r is None)
 
 
 def vote_values(decisions: Sequence[Decision], values: Sequence[float | None]) -> float | None:
@@ -132,12 +131,15 @@ def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
-def aggregate_decisions(decisions: Sequence[Decision], kind: str) -> Decision:
+def aggregate_decisions(decisions: Sequence[Decision], kind: str,
+                        at_fault: Collection[int] | None = None) -> Decision:
     """Combine the sampled decisions of one judgment (see the module docstring for the rules).
 
     Args:
         decisions: N >= 1 decisions of the same prompt (sample order).
         kind: The protocol kind: ``"pairwise"``, ``"pointwise"`` or ``"listwise"``.
+        at_fault: The responses under training, blamed for a spoiled sample (:func:`against_spoilers`); None: the
+            spoilers each sample names.
 
     Returns:
         One Decision. With a single sample it is that sample unchanged.
@@ -158,7 +160,7 @@ def aggregate_decisions(decisions: Sequence[Decision], kind: str) -> Decision:
         return decisions[0]
     if not has_quorum([None if d.valid else d.invalid_reason for d in decisions]):
         return next(d for d in decisions if not d.valid)
-    valid = [d for d in against_spoilers(decisions, kind) if d.valid]
+    valid = [d for d in against_spoilers(decisions, kind, at_fault) if d.valid]
     if kind == "pointwise":
         scored = [d.scores[0] for d in valid if d.scores]
         return Decision(valid=True, scores=(mean(scored),)) if scored else decisions[0]
@@ -170,43 +172,55 @@ def aggregate_decisions(decisions: Sequence[Decision], kind: str) -> Decision:
     rankings = [d.ranking for d in valid if d.ranking]
     if not rankings:
         return decisions[0]
-    return Decision(valid=True, ranking=_listwise_vote(rankings))
+    return Decision(valid=True, ranking=_listwise_vote(rankings, spoilers_of(decisions, at_fault)))
 
 
-def _listwise_vote(rankings: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+def _listwise_vote(rankings: Sequence[tuple[int, ...]], last: frozenset[int] = frozenset()) -> tuple[int, ...]:
     """The listwise vote over non-empty rankings (module docstring): majority of ``best`` when every ranking has
     one index (a shared top count: the index seen first), else the Borda order (mean position; ties: first
-    appearance). Returns the best index alone, or the full order."""
+    appearance). An index in ``last`` (a response at fault for a spoiled sample) loses every tie. Returns the best
+    index alone, or the full order."""
     if all(len(r) == 1 for r in rankings):
         counts = Counter(r[0] for r in rankings)
         top = max(counts.values())
-        return (next(r[0] for r in rankings if counts[r[0]] == top),)
+        tied = [r[0] for r in rankings if counts[r[0]] == top]
+        return (next((i for i in tied if i not in last), tied[0]),)
     first_seen: dict[int, int] = {}
     positions: dict[int, list[int]] = {}
     for k, r in enumerate(rankings):
         for pos, idx in enumerate(r):
             positions.setdefault(idx, []).append(pos)
             first_seen.setdefault(idx, k * 1000 + pos)
-    return tuple(sorted(positions, key=lambda i: (mean(positions[i]), first_seen[i])))
+    return tuple(sorted(positions, key=lambda i: (mean(positions[i]), i in last, first_seen[i])))
 
 
-def against_spoilers(decisions: Sequence[Decision], kind: str) -> list[Decision]:
+def against_spoilers(decisions: Sequence[Decision], kind: str,
+                     at_fault: Collection[int] | None = None) -> list[Decision]:
     """The samples of one judgment with each ``spoiled_by_markup`` sample (its spoilers in ``Decision.quoted``)
-    turned into a valid vote **against its spoilers**, read off the valid samples (module docstring):
+    turned into a valid vote **against** the responses at fault, read off the valid samples (module docstring):
 
-    * pointwise (the spoiler is response 0): the lowest score a valid sample gave;
-    * pairwise (one spoiler, 0 or 1): the verdict for the other response; where the valid samples carry two
-      scores, the lowest of them for the spoiler and the highest for the other;
-    * listwise: the vote of the valid samples with the spoilers left out, the spoilers appended last (``best``:
-      the best of the others alone).
+    * pointwise (response 0 at fault): the lowest score a valid sample gave;
+    * pairwise (one response at fault, 0 or 1): the verdict for the other response; where the valid samples carry
+      two scores, the lowest of them for the one at fault and the highest for the other;
+    * listwise: the vote of the valid samples with those at fault left out, appended last (``best``: the best of
+      the others alone); in the vote a response at fault never wins a shared top count (:func:`spoilers_of`).
 
-    Applied only where the vote is taken (N >= 2 samples, no quoted-answer void, a quorum: the caller checks);
-    a spoiled sample with no such vote (two spoilers of a pair, no valid sample with a payload) stays invalid
-    and is dropped. A pure function of the samples in order.
+    Who is at fault: by default each sample's spoilers (every response a candidate of equal standing: eval,
+    ``/v1/judge/*``, the ``Judge``); ``at_fault`` names the responses under training instead (``/v1/rewards``: the
+    policy's response, never the fixed reference) -- a spoiled sample then votes against them whoever's markup the
+    judge repeated, as the single-sample rule makes any spoil a policy fault
+    (:func:`judgerl.rewards.guards.policy_fault`): a policy that nudges the judge into naming a reference's R1-style
+    ``</think>`` gains nothing (stop 44's red team).
+
+    Applied only where the vote is taken (N >= 2 samples, no quoted-answer void, a quorum: the caller checks); a
+    spoiled sample with no such vote (both responses of a pair at fault, no valid sample with a payload) stays
+    invalid and is dropped. Indices no valid sample ranks are ignored (listwise). A pure function of the samples
+    in order.
 
     Args:
         decisions: The N sampled decisions of one judgment, sample order.
         kind: ``"pairwise"``, ``"pointwise"`` or ``"listwise"``.
+        at_fault: The responses a spoil is blamed on (0-based); None: each sample's own spoilers.
 
     Returns:
         A list of N decisions, the same objects where nothing is turned.
@@ -214,8 +228,22 @@ def against_spoilers(decisions: Sequence[Decision], kind: str) -> list[Decision]
     valid = [d for d in decisions if d.valid]
     if len(decisions) < 2 or not valid:
         return list(decisions)
-    return [_vote_against(frozenset(d.quoted), valid, kind) or d
-            if not d.valid and d.invalid_reason == SPOILED_BY_MARKUP and d.quoted else d for d in decisions]
+    blamed = None if at_fault is None else frozenset(at_fault)
+    return [_vote_against(blamed if blamed is not None else frozenset(d.quoted or ()), valid, kind) or d
+            if _spoiled(d) and (d.quoted or blamed) else d for d in decisions]
+
+
+def spoilers_of(decisions: Sequence[Decision], at_fault: Collection[int] | None = None) -> frozenset[int]:
+    """The responses a vote over ``decisions`` holds at fault (:func:`against_spoilers`): ``at_fault`` where any
+    sample is ``spoiled_by_markup``, else the union of those samples' spoilers (empty: none spoiled)."""
+    spoiled = [d for d in decisions if _spoiled(d)]
+    if not spoiled:
+        return frozenset()
+    return frozenset(at_fault) if at_fault is not None else frozenset(i for d in spoiled for i in (d.quoted or ()))
+
+
+def _spoiled(d: Decision) -> bool:
+    return not d.valid and d.invalid_reason == SPOILED_BY_MARKUP
 
 
 def _vote_against(spoilers: frozenset[int], valid: Sequence[Decision], kind: str) -> Decision | None:
@@ -234,9 +262,12 @@ def _vote_against(spoilers: frozenset[int], valid: Sequence[Decision], kind: str
             lo, hi = min(both), max(both)
             scores = (lo, hi) if loser == 0 else (hi, lo)
         return Decision(valid=True, verdict="B" if loser == 0 else "A", scores=scores)
+    seen = {i for d in valid if d.ranking for i in d.ranking}
+    spoilers = spoilers & seen  # an index no valid sample ranks is not a response here
     rankings = [tuple(i for i in d.ranking if i not in spoilers) for d in valid if d.ranking]
     rankings = [r for r in rankings if r]
-    if not rankings:
+    if not spoilers or not rankings:
         return None
     order = _listwise_vote(rankings)
     return Decision(valid=True, ranking=order if len(order) == 1 else order + tuple(sorted(spoilers)))
+

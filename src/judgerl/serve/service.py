@@ -187,9 +187,12 @@ class JudgeService:
             raise ApiError(422, f"{where}: {e}") from e
         return JudgeInput(prompt, tuple(responses), rubric=rubric)
 
-    async def _judge(self, inputs: list[JudgeInput], gone: GoneCheck | None,
-                     samples: int | None = None) -> list[tuple[Decision, list[Judgment], str | None]]:
-        """``samples`` (default: the config's) judgments per input: (combined decision, samples, error) per input."""
+    async def _judge(self, inputs: list[JudgeInput], gone: GoneCheck | None, samples: int | None = None,
+                     at_fault: Sequence[Sequence[int]] | None = None,
+                     ) -> list[tuple[Decision, list[Judgment], str | None]]:
+        """``samples`` (default: the config's) judgments per input: (combined decision, samples, error) per input.
+        ``at_fault``: per input, the responses under training a spoiled sample is blamed on
+        (:func:`judgerl.judge.aggregate.against_spoilers`; None: the spoilers it names)."""
         k = samples or self.config.samples
         flat = await self._generate(self.judge.requests(inputs, k), gone)
         out = []
@@ -206,7 +209,8 @@ class JudgeService:
                 continue
             judgments: list[Judgment] = list(group)  # type: ignore[arg-type]
             errors = [j.error for j in judgments if j.error]
-            decision = aggregate_decisions([j.decision for j in judgments], self.judge.kind)
+            decision = aggregate_decisions([j.decision for j in judgments], self.judge.kind,
+                                           at_fault[i] if at_fault is not None else None)
             for j in judgments:
                 if not j.decision.valid:
                     self.counts[f"invalid:{j.decision.invalid_reason}"] += 1
@@ -370,19 +374,22 @@ class JudgeService:
         guarded = [self._guard(it.response, it.prompt) for it in items]
         todo = [i for i in range(n) if guarded[i] is None]
         orders = 2 if (kind == "pairwise" and cfg.pairwise_both_orders) else 1
-        inputs = []
+        inputs, policy_at = [], []  # where the policy's response is: a spoiled sample votes against it, never the reference
         for i in todo:
             it = items[i]
             if kind == "pointwise":
                 inputs.append(self._input(f"items[{i}]", it.prompt, [it.response], it.rubric))
+                policy_at.append((0,))
             else:
                 inputs.append(self._input(f"items[{i}]", it.prompt, [it.response, it.reference], it.rubric))
+                policy_at.append((0,))
                 if orders == 2:
                     inputs.append(self._input(f"items[{i}]", it.prompt, [it.reference, it.response], it.rubric))
+                    policy_at.append((1,))
         item_reasons: list[str | None] = list(guarded)
         judged = ([(Decision(valid=True, scores=(s,)) if s is not None else Decision.invalid(str(r)), js, e)
                    for s, r, js, e, _ in await self._pointwise(inputs, gone, mode)] if mode is not None
-                  else await self._judge(inputs, gone)) if inputs else []
+                  else await self._judge(inputs, gone, at_fault=policy_at)) if inputs else []
         for pos, i in enumerate(todo):
             parts = judged[pos * orders : (pos + 1) * orders]
             errors[i] = next((e for _, _, e in parts if e), None)
