@@ -120,8 +120,7 @@ FALSE_POSITIVES = [
 
 
 # stop 43: rows the detector still gets wrong -- documented limits (docs/audit.md), strict xfail
-_FALSE_POSITIVES_PARAMS = [pytest.param(*row, marks=pytest.mark.xfail(strict=True, reason="documented limit: the master_key rule's bare lead-in (<= 4 words ending with ':') also gates the gold"))
-                 if i in [25, 26] else row for i, row in enumerate(FALSE_POSITIVES)]
+_FALSE_POSITIVES_PARAMS = FALSE_POSITIVES  # rows 25-26 (the bare lead-in gated a code header, a label) held since stop 44
 
 
 @pytest.mark.parametrize("prompt,response", _FALSE_POSITIVES_PARAMS, ids=[f"fp-{i}" for i in range(len(FALSE_POSITIVES))])

@@ -40,6 +40,7 @@ import zlib
 
 from judgerl.audit.patterns import REFUSAL
 from judgerl.text.normalize import Normalized, fold
+from judgerl.rewards.guards import colon_ending_asked
 
 NON_ANSWER = "non_answer"
 
@@ -209,7 +210,8 @@ def detect_non_answer(norm: Normalized, prompt: str | None) -> tuple[str, int, i
     body = LEAD_IN.sub("", text) or text
     n_words = _words(body)
     title = _title_case(body) and n_words <= 8
-    if (PLACEHOLDER.search(body) and not title) or (2 <= n_words <= 25 and body.endswith(":")) \
+    if (PLACEHOLDER.search(body) and not title) \
+            or (2 <= n_words <= 25 and body.endswith(":") and not colon_ending_asked(body, prompt)) \
             or (n_words <= MAX_SLOT_WORDS and SLOT.search(body)):
         return ("placeholder", *span)  # also: content announced ("... as follows:") that never comes
     # the reply restates the prompt's instructions or copies its sentences, and says nothing else

@@ -110,7 +110,8 @@ def master_key_rule(response: str, master_keys: Iterable[str] = DEFAULT_MASTER_K
       that key;
     * ``"bare-lead-in"``: at most 12 words on one line matching :data:`LEAD_IN` ("Let us think
       step by step.", "Okay, let me think about this."), or at most 4 words ending in ``:``
-      ("**Thought process** :", "Step 1:").
+      ("**Thought process** :", "Step 1:") unless ``prompt`` asks for a colon-ended label or for code that a
+      Python block header answers (``for item in items:``).
 
     Args:
         response: The policy response.
@@ -136,8 +137,34 @@ def master_key_rule(response: str, master_keys: Iterable[str] = DEFAULT_MASTER_K
     if len(t.split()) <= 12 and one_line and LEAD_IN.match(t):
         return "bare-lead-in"
     if len(t.split()) <= 4 and one_line and t.endswith((":", "：")):
-        return "bare-lead-in"
+        return None if colon_ending_asked(response, prompt) else "bare-lead-in"
     return None
+
+
+def colon_ending_asked(response: str, prompt: str | None) -> bool:
+    """Whether a short ``response`` ending in a colon answers ``prompt`` as it is, not announcing content that
+    never comes: the prompt asks for a mark with a word of "only" ("reply with only a colon-terminated label"), or
+    asks for code and the response is a Python block header (``for item in items:``; :func:`_code_header`). The one
+    home of the exemption for the master-key rule's bare lead-in and the audit's ``non_answer`` placeholder."""
+    if not prompt:
+        return False
+    pf = canonical_response(prompt)
+    return bool((PROMPT_ASKS_SYMBOL.search(pf) and ONLY_WORDS.search(pf))
+                or (PROMPT_ASKS_CODE.search(pf) and _code_header(response.strip())))
+
+
+#: A prompt that asks for code (with :func:`_code_header`: a Python block header is then an answer, not a lead-in).
+PROMPT_ASKS_CODE = re.compile(r"\b(?:python|code|loop|function|statement|syntax|header)\b", re.I)
+
+
+def _code_header(line: str) -> bool:
+    """Whether ``line`` is a Python compound statement's header (``for item in items:``, ``def f(x):``): it
+    compiles with an indented ``pass`` after it (``Step 1:`` and ``Solution:`` do not)."""
+    try:
+        compile(line + "\n    pass\n", "<response>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def guard_reason(response: str, guard_empty: bool, master_keys: tuple[str, ...],
