@@ -71,11 +71,11 @@ def merged_for_generation(model: Any) -> Iterator[Any]:
     Inside the block every LoRA layer of a ``peft`` model computes ``base_layer(x)`` with the
     merged weight instead of ``W x + scale · B(A x)`` (two extra matmuls and a dropout module per
     adapted linear). The merge is ``peft``'s own (``merge_adapter(safe_merge=True)``, with its
-    NaN check), which writes the merged weight into a *new* tensor; on exit (also after an exception) each base parameter gets its original tensor back
-    and the layers are marked unmerged, so the base weights are restored bit for bit — unlike
-    ``merge_adapter()`` / ``unmerge_adapter()`` in place (W + Δ - Δ ≠ W in floating point, a drift
-    that would grow over training steps). Memory: one extra copy of the adapted base weights
-    while the block runs. A model that is not a ``peft`` model is yielded unchanged.
+    NaN check); the base weights are copied first, and on exit (also after an exception) each base parameter gets
+    its copy back and the layers are marked unmerged, so the base weights are restored bit for bit whether peft
+    merges into a new tensor (0.21) or in place (0.22) — unlike ``merge_adapter()`` / ``unmerge_adapter()``
+    (W + Δ - Δ ≠ W in floating point, a drift that would grow over training steps). Memory: one or two extra
+    copies of the adapted base weights while the block runs. A model that is not a ``peft`` model is yielded unchanged.
 
     Use for generation only (under ``torch.no_grad``): the LoRA parameters get no gradient from
     what runs inside. Merged outputs equal unmerged ones up to floating-point rounding (fp32:
@@ -98,7 +98,8 @@ def merged_for_generation(model: Any) -> Iterator[Any]:
     variants = sorted({type(v).__name__ for m in layers for v in getattr(m, "lora_variant", {}).values()})
     if variants:
         raise ValueError(f"merged_for_generation: plain LoRA only, the adapter uses {variants}")
-    saved = [(p, p.data) for m in layers for p in m.get_base_layer().parameters(recurse=False)]
+    # a copy, not the tensor itself: peft 0.21 merged into a new tensor, peft 0.22 merges in place (CI, stop 44)
+    saved = [(p, p.data.clone()) for m in layers for p in m.get_base_layer().parameters(recurse=False)]
     try:
         model.merge_adapter(safe_merge=True)
         yield model
