@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from judgerl.judge.aggregate import aggregate_decisions, vote_choices
+from judgerl.judge.aggregate import aggregate_decisions
 from judgerl.backends import SamplingParams, ScriptedBackend
 from judgerl.text.codeblocks import blank_executed_blocks, output_block
 from judgerl.eval.metrics import compute_metrics
@@ -178,12 +178,14 @@ def test_eval_vote_is_void_when_one_sample_quoted_like_the_aggregate():
     good = Decision(valid=True, verdict="A")
     quoted = Decision.invalid("quoted_answer")
     assert aggregate_decisions([good, good, quoted], "pairwise").invalid_reason == "quoted_answer"
-    assert vote_choices(["chosen", "chosen", None], [None, None, "quoted_answer"]) is None
-    assert vote_choices(["chosen", "chosen", None], [None, None, "missing_final_answer"]) == "chosen"
     recs = [_rec("AB", 0, good), _rec("AB", 1, good), _rec("AB", 2, quoted),
             _rec("BA", 0, Decision(valid=True, verdict="B"))]
     m = compute_metrics(recs)
     assert m["judgment_invalid_rate"] == 0.5 and m["accuracy"] == 0.5
+    # a judge-side invalid sample is dropped: the two valid ones keep the quorum and decide
+    recs[2] = _rec("AB", 2, Decision.invalid("missing_final_answer"))
+    m = compute_metrics(recs)
+    assert m["judgment_invalid_rate"] == 0.0 and m["accuracy"] == 1.0
 
 
 def test_pointwise_eval_vote_is_void_when_one_sample_quoted():

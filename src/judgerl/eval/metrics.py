@@ -60,8 +60,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from judgerl.judge.aggregate import (against_spoilers, has_quorum, majority_vote, vote_choices,  # noqa: F401 (re-exported)
-                                     voided_by_quote)
+from judgerl.judge.aggregate import against_spoilers, has_quorum, majority_vote, voided_by_quote  # noqa: F401 (majority_vote re-exported)
 from judgerl.types import Decision
 from judgerl.eval.intervals import mean_ci
 

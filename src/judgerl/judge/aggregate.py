@@ -77,26 +77,6 @@ def has_quorum(reasons: Sequence[str | None]) -> bool:
     return len(reasons) <= 1 or 2 * sum(r is None for r in reasons) > len(reasons)
 
 
-def vote_choices(choices: Sequence[T | None], reasons: Sequence[str | None]) -> T | Hashable | None:
-    """The vote over the content-level choices of one judgment's samples: None (invalid) when
-    :func:`voided_by_quote` or without a quorum (:func:`has_quorum`), else :func:`majority_vote` over the valid
-    samples' choices. (The eval runner applies the rules to the decisions themselves, spoiled samples turned:
-    :func:`judgerl.eval.metrics.aggregate_pairs`.)
-
-    Args:
-        choices: Per sample, its content-level choice (``"chosen"`` / ``"rejected"`` / ``"tie"``),
-            None when invalid.
-        reasons: Per sample, its invalid reason (None when valid), same order.
-
-    Raises:
-        ValueError: the two sequences differ in length.
-    """
-    if len(choices) != len(reasons):
-        raise ValueError(f"vote_choices: {len(choices)} choices for {len(reasons)} reasons")
-    return None if voided_by_quote(reasons) or not has_quorum(reasons) else majority_vote(
-        c for c, r in zip(choices, reasons) if r is None)
-
-
 def vote_values(decisions: Sequence[Decision], values: Sequence[float | None]) -> float | None:
     """The mean of per-sample values (expected scores) under the vote's rules: None when a sample is a
     ``quoted_answer`` (:func:`voided_by_quote`) or there is no quorum (:func:`has_quorum`), else the mean of the
@@ -115,8 +95,7 @@ def vote_values(decisions: Sequence[Decision], values: Sequence[float | None]) -
     vals = [v for v in values if v is not None]
     if vals and len(decisions) > 1:  # a spoiled sample votes against its spoiler (:func:`against_spoilers`)
         low = min(vals)
-        vals += [low for d, v in zip(decisions, values) if v is None and not d.valid
-                 and d.invalid_reason == SPOILED_BY_MARKUP and d.quoted and set(d.quoted) == {0}]
+        vals += [low for d, v in zip(decisions, values) if v is None and _spoiled(d) and set(d.quoted or ()) == {0}]
     return sum(vals) / len(vals) if vals else None
 
 
