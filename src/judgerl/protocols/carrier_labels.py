@@ -180,7 +180,7 @@ _LOOSE_VALUE = {"verdict": r"(?i:[AB])(?![A-Za-z0-9])", "arena": r"[AB]\s*(?:>{1
 #: Names of a family in its loose dress beyond :data:`_DRESS_NAME`: ``[scores=2,10]`` (PaS), Prometheus' ``[result=5]``.
 _LOOSE_NAME = {"score": r"scores?|result"}
 #: A pair of scores before the value of a loose score dress (``\\boxed{A=2, B=10}``): the one for B is read.
-_PAIR_LEAD = r"(?:[AB]\s*[=:]\s*\d{1,3}(?:\.\d+)?\s*[,;]\s*[AB]\s*[=:]\s*)?"
+_PAIR_LEAD = r"(?:" + _PAIR + r"\s*[,;]\s*[AB]\s*[=:]\s*)?"  # the label rule's pair, then B's name
 
 
 @functools.lru_cache(maxsize=64)
