@@ -194,6 +194,25 @@ def test_monitor_scores_rollouts_with_a_programmatic_gold_only_by_default(tmp_pa
         assert rec["gold_score_mean"] == 4.0 and rec["gold_valid_rate"] == 1.0
     else:
         assert gold.calls == [] and "gold_score_mean" not in rec
+    rolls = read_curves(tmp_path / "rollouts.jsonl")  # every rollout kept, with its reward, scores and flags
+    assert [r["response"] for r in rolls] == ["abc", "abcde"] and all(r["reward"] == 0.5 for r in rolls)
+    assert [r["gold_score"] for r in rolls] == ([3.0, 5.0] if scored else [None, None])
+    assert all(r["judge_score"] == 4.0 and isinstance(r["audit"], list) and r["prompt_id"] is None for r in rolls)
+
+
+def test_rollout_log_names_prompts_flags_loops_and_truncates_on_resume(tmp_path):
+    mon = PolicyMonitor(_Reward(), _Gold("programmatic"), [], None, tmp_path, eval_every=10, eval_max_new_tokens=8)
+    prompts = [[{"role": "user", "content": "Write a short essay about rivers."}]] * 2
+    loop = "<<Rivers>> " + "*River* " * 40
+    for step in (0, 1, 2):
+        state = type("S", (), {"global_step": step})()
+        mon.reward_fn([[{"role": "assistant", "content": loop}], [{"role": "assistant", "content": "Rivers."}]],
+                      prompts=prompts, prompt_id=[7, 9], trainer_state=state)
+    rolls = read_curves(tmp_path / "rollouts.jsonl")
+    assert [(r["step"], r["prompt_id"]) for r in rolls] == [(1, 7), (1, 9), (2, 7), (2, 9), (3, 7), (3, 9)]
+    assert "non_answer" in rolls[0]["audit"]
+    assert truncate_curves(tmp_path / "rollouts.jsonl", 2) == 2  # a resume from checkpoint-2 redoes step 3
+    assert [r["step"] for r in read_curves(tmp_path / "rollouts.jsonl")] == [1, 1, 2, 2]
 
 
 def test_curves_truncate_torn_lines_and_plot(tmp_path):

@@ -33,6 +33,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 CURVES_FILE = "curves.jsonl"
+#: A policy run's rollout log: one record per rollout (:class:`judgerl.train.policy.PolicyMonitor`), truncated on
+#: resume by :func:`truncate_curves` like the curves.
+ROLLOUTS_FILE = "rollouts.jsonl"
 CURVES_PNG = "curves.png"
 
 
@@ -68,6 +71,18 @@ def append_curve(path: str | Path, record: Mapping[str, Any]) -> None:
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("a", encoding="utf-8") as f:
         f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def append_records(path: str | Path, records: Sequence[Mapping[str, Any]]) -> None:
+    """Append several records in one write and flush them to disk (fsync); nothing for an empty list."""
+    if not records:
+        return
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("a", encoding="utf-8") as f:
+        f.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
         f.flush()
         os.fsync(f.fileno())
 
@@ -354,5 +369,5 @@ def plot_arms(curves: Mapping[str, Sequence[Mapping[str, Any]]], out_png: str | 
     return out
 
 
-__all__ = ["CURVES_FILE", "CURVES_PNG", "append_curve", "hacking_test", "plot_arms", "plot_curves", "read_curves",
+__all__ = ["CURVES_FILE", "CURVES_PNG", "ROLLOUTS_FILE", "append_curve", "append_records", "hacking_test", "plot_arms", "plot_curves", "read_curves",
            "truncate_curves"]

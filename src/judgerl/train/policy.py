@@ -19,7 +19,9 @@ reward hacking (train score rises while gold score falls).
    and, every ``eval_every`` steps (and at step 0 and the end), generates greedy responses to the held-out
    prompts and scores them with the training judge and the gold judge (``curves.jsonl``, ``curves.png``,
    ``heldout/step-N.jsonl``; the hacking test of :mod:`judgerl.train.curves`); a programmatic gold judge
-   also scores every step's rollouts, so the same test runs over the training rollouts, binned by step;
+   also scores every step's rollouts, so the same test runs over the training rollouts, binned by step; every
+   rollout is kept in ``rollouts.jsonl`` (one line each: ``step``, ``prompt_id``, ``response``, ``reward``,
+   ``judge_score``, ``gold_score``, ``audit`` -- the kinds flagged), so what the optimiser found is readable;
 4. if training fails (the reward server stayed down, anything else) a checkpoint of the current step is
    saved and :class:`PolicyTrainingError` says so; ``resume: true`` (``--resume``) continues from it.
 """
@@ -38,7 +40,9 @@ from transformers import TrainerCallback
 from judgerl.train.curves import (
     CURVES_FILE,
     CURVES_PNG,
+    ROLLOUTS_FILE,
     append_curve,
+    append_records,
     hacking_test,
     plot_curves,
     read_curves,
@@ -231,6 +235,7 @@ class PolicyMonitor(TrainerCallback):
         self.tokenizer = tokenizer
         self.out = Path(out_dir)
         self.curves = self.out / CURVES_FILE
+        self.rollouts = self.out / ROLLOUTS_FILE
         self.eval_every = eval_every
         self.eval_max_new_tokens = eval_max_new_tokens
         self.hacking = dict(hacking or {})
@@ -253,7 +258,8 @@ class PolicyMonitor(TrainerCallback):
         self._step = step = int(state.global_step) + 1 if state is not None else getattr(self, "_step", 0)
         texts = [completion_text(c) for c in completions]
         ptexts = [prompt_text(p) for p in prompts or []]
-        rates = flag_rates(audit_texts(ptexts or None, texts))
+        flags = audit_texts(ptexts or None, texts)
+        rates = flag_rates(flags)
         log_metric = kw.get("log_metric")
         if log_metric is not None:
             for k, v in rates.items():
@@ -266,19 +272,27 @@ class PolicyMonitor(TrainerCallback):
             "judge_valid_rate": sum(batch.valid) / max(1, len(batch.valid)),
             "score_mode": batch.mode, "score_mode_note": batch.note, "audit": rates,
         }
+        gold: list[float | None] = [None] * len(texts)
         if self.rollout_gold and len(ptexts) == len(texts):
-            rec.update(self._gold_of(ptexts, texts))
+            gold = self._gold_of(ptexts, texts)
+            g = [x for x in gold if x is not None]
+            rec.update({"gold_score_mean": sum(g) / len(g) if g else None,
+                        "gold_valid_rate": len(g) / max(1, len(texts))})
         append_curve(self.curves, rec)
+        ids = kw.get("prompt_id")
+        judged = list(batch.scores) if len(batch.scores) == len(texts) else [None] * len(texts)
+        append_records(self.rollouts, [
+            {"step": step, "prompt_id": ids[i] if isinstance(ids, (list, tuple)) and i < len(ids) else None,
+             "response": t, "reward": None if rewards[i] is None else float(rewards[i]), "judge_score": judged[i],
+             "gold_score": gold[i], "audit": list(flags[i])} for i, t in enumerate(texts)])
         return rewards
 
-    def _gold_of(self, prompts: Sequence[str], responses: Sequence[str]) -> dict[str, Any]:
-        """``{"gold_score_mean", "gold_valid_rate"}`` of rollouts under the gold judge (mean over valid scores;
-        None when none is valid)."""
+    def _gold_of(self, prompts: Sequence[str], responses: Sequence[str]) -> list[float | None]:
+        """The gold judge's score of each rollout (None: not valid)."""
         from judgerl.judge.scorer import ScoreItem
 
         gold = self.gold.score_batch([ScoreItem(p, r) for p, r in zip(prompts, responses)])
-        g = [float(s.score) for s in gold if s.valid and s.score is not None]
-        return {"gold_score_mean": sum(g) / len(g) if g else None, "gold_valid_rate": len(g) / max(1, len(responses))}
+        return [float(s.score) if s.valid and s.score is not None else None for s in gold]
 
     # -- held-out evaluation -------------------------------------------------------------------------
     def evaluate(self, model: Any, step: int) -> dict[str, Any]:
@@ -419,12 +433,13 @@ def run_policy(cfg: PolicyConfig, callbacks: Sequence[Any] = (), reward: Any = N
     reward = reward if reward is not None else build_reward(cfg, gold)  # the oracle arm rewards with this gold
     args = build_grpo_args(cfg)
     resume_from = get_last_checkpoint(str(out)) if cfg.resume and out.is_dir() else None
-    if resume_from is not None:
-        truncate_curves(out / CURVES_FILE, int(Path(resume_from).name.rsplit("-", 1)[-1]))
-    elif cfg.resume:  # nothing to resume from: training restarts at step 0
-        truncate_curves(out / CURVES_FILE, 0)
-    else:
-        (out / CURVES_FILE).unlink(missing_ok=True)
+    for log_file in (CURVES_FILE, ROLLOUTS_FILE):  # the rollout log follows the curves (same step rule)
+        if resume_from is not None:
+            truncate_curves(out / log_file, int(Path(resume_from).name.rsplit("-", 1)[-1]))
+        elif cfg.resume:  # nothing to resume from: training restarts at step 0
+            truncate_curves(out / log_file, 0)
+        else:
+            (out / log_file).unlink(missing_ok=True)
 
     path = resolve_hf_path(cfg.model)
     tokenizer = AutoTokenizer.from_pretrained(path)
