@@ -103,7 +103,7 @@ def _config(args: argparse.Namespace, out: Path, deadline_min: float) -> Any:
     sets = [f"data.path={out / 'data' / 'train.jsonl'}", "data.limit=null", f"output_dir={out / 'judge'}",
             "resume=true", f"model={args.judge}", f"seed={args.seed}", f"warmup.steps={args.sft_steps}",
             f"grpo.max_steps={max(1, args.grpo_steps)}", f"time_limit_min={max(1.0, deadline_min)}",
-            *(SMOKE_SETS if args.smoke else []), *args.set]
+            *(["protocol_args.measures=true"] if args.measures else []), *(SMOKE_SETS if args.smoke else []), *args.set]
     return load_run_recipe("tir-judge-if", sets)
 
 
@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> str:
         Path(held).write_text("".join((Path(args.study) / "records-heldout.jsonl").read_text().splitlines(True)[:8]))
     for mode in ("expected", "parsed"):
         stages.run(f"static-{name}-{mode}", label, args, out, judge["model"], held, f"{name}-{mode}", mode=mode,
-                   tools=True)
+                   tools=True, measures=args.measures)
     study_labels = Path(args.study) / "labels"
     judges = {n: str(study_labels / n) for n in STUDY_JUDGES if (study_labels / n).is_dir()}
     judges.update({f"{name}-{m}": str(out / "labels" / f"{name}-{m}") for m in ("expected", "parsed")})
@@ -189,6 +189,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--grpo-steps", type=int, default=0, help="TIR GRPO steps after the SFT (0: SFT only)")
     ap.add_argument("--if-limit", type=int, default=None, help="most IFEval builder pairs added (default: all)")
     ap.add_argument("--judge-tokens", type=int, default=192, help="judge tokens per generation (>= 320 with tools)")
+    ap.add_argument("--measures", action="store_true",
+                    help="the prompt names the namespace's text measures (protocol option measures): the IF teacher "
+                         "writes one call per instruction (judgerl.tools.namespace_text)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--budget-min", type=float, default=170.0, help="wall-clock budget of this invocation")
     ap.add_argument("--set", action="append", default=[], help="recipe override (key=value), repeatable")

@@ -113,18 +113,19 @@ def judge_tokens(args, tools: bool = False) -> int:
 
 
 def label(args, out: Path, judge: str, records: str, name: str, mode: str = "parsed", *, tools: bool = False,
-          rubric: bool = False) -> dict:
+          rubric: bool = False, measures: bool = False) -> dict:
     """Labels of ``records`` by ``judge`` (``ifeval``: the gold); ``parsed`` without answer forcing (the honest
     invalid rate), ``expected`` with forcing, as the reward server scores; ``tools``: the judge runs code, with the
     response namespace (``RESPONSE`` in its code, as the tool judges are trained: recipe ``tir-judge-if``);
-    ``rubric``: each prompt's IFEval rubric in the judge prompt (also bench_judge_as_reward's labelling)."""
+    ``rubric``: each prompt's IFEval rubric in the judge prompt (also bench_judge_as_reward's labelling);
+    ``measures``: with ``tools``, the prompt names the namespace's text measures (protocol option ``measures``)."""
     from judgerl.gold.label import ifeval_rubrics, load_label_records, run_label
     from judgerl.gold.scorer import load_scorer
     from judgerl.judge.options import JudgeOptions
 
     opts = JudgeOptions(judge, protocol="pos", max_new_tokens=judge_tokens(args, tools), seed=args.seed,
                         force_answer=mode == "expected", tools=tools,
-                        protocol_args={"namespace": True} if tools else {})
+                        protocol_args=({"namespace": True, **({"measures": True} if measures else {})} if tools else {}))
     scorer = load_scorer(judge, scale=SCALE, mode=mode, options=opts, ifeval_data=str(args.ifeval))
     recs = load_label_records(records)[0]
     if rubric:

@@ -150,6 +150,15 @@ def test_if_teacher_checks_every_instruction(sandbox) -> None:
     assert [j.decision.scores for [j] in judged] == [(9.0,), (6.0,)]  # the gold's rule: round(9 * 2 / 3)
 
 
+def test_if_teacher_writes_the_short_form_when_the_prompt_names_the_measures(sandbox) -> None:
+    measured = get_protocol("pav", namespace=True, measures=True)
+    rows, usable, judged = _judge_pairs([IF_PAIR], sandbox, measured)
+    assert [j.decision.verdict for [j] in judged] == ["A", "B"]
+    code = judged[0][0].trajectory.segments[1].text
+    assert "ends_with(t, " in code and "def " not in code, code
+    assert judged[0][0].trajectory.segments[2].text == "```output\nA 3 of 3\nB 2 of 3\n```\n"
+
+
 def test_if_checks_cover_the_25_instruction_types() -> None:
     from judgerl.data.builders.if_compose import SUPPORTED
 

@@ -37,7 +37,7 @@ CONFIG_KEYS = ("model", "protocol", "samples", "seed", "sampling", "tools", "max
 #: Values assumed for keys that older run.json files lack.
 _CONFIG_DEFAULTS = {"force_answer": False}
 #: Protocol options assumed when an older run.json's ``protocol`` lacks them.
-_PROTOCOL_DEFAULTS = {"anti_hacking": False, "namespace": False}
+_PROTOCOL_DEFAULTS = {"anti_hacking": False, "namespace": False, "measures": False}
 
 
 class RunConfigMismatch(ValueError):
@@ -190,10 +190,22 @@ def run_config(judge_config: Mapping[str, Any], samples: int, seed: int) -> dict
     return {**judge_config, "samples": samples, "seed": seed}
 
 
+def _with_protocol_defaults(value: Any) -> Any:
+    """``value`` with :data:`_PROTOCOL_DEFAULTS` under every ``"protocol"`` mapping, at any depth (a scorer's
+    config nests its judge's)."""
+    if isinstance(value, Mapping):
+        return {k: ({**_PROTOCOL_DEFAULTS, **_with_protocol_defaults(v)} if k == "protocol" and isinstance(v, Mapping)
+                    else _with_protocol_defaults(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_protocol_defaults(v) for v in value]
+    return value
+
+
 def whole_config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """``[]`` when two run configurations are equal as JSON, else one line saying both (probe, label runs)."""
+    """``[]`` when two run configurations are equal as JSON (protocol options an older run.json lacks taken at
+    their defaults, :data:`_PROTOCOL_DEFAULTS`), else one line saying both (probe, label runs)."""
     new = json.loads(json.dumps(new, default=str))
-    if old == new:
+    if _with_protocol_defaults(old) == _with_protocol_defaults(new):
         return []
     return [f"config {json.dumps(old, sort_keys=True)} in run.json, {json.dumps(new, sort_keys=True)} now"]
 

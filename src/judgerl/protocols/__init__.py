@@ -66,11 +66,13 @@ def get_protocol(name: str, **kwargs: Any) -> JudgeProtocol:
         **kwargs: Options of that protocol: ``min_score``/``max_score`` (PaS, PaVS, PoS),
             ``require_scores`` (PaVS), ``mode="best"|"rank"`` (listwise), ``path`` (template: the
             template file, :mod:`judgerl.protocols.template_file`); every protocol takes
-            ``anti_hacking`` and ``namespace`` (bools; ``namespace``: the response namespace of
-            tool-using judgments, :mod:`judgerl.tools.namespace`).
+            ``anti_hacking``, ``namespace`` and ``measures`` (bools; ``namespace``: the response namespace
+            of tool-using judgments, :mod:`judgerl.tools.namespace`; ``measures``: its text measures named
+            in the prompt, :mod:`judgerl.tools.namespace_text`).
 
     Raises:
-        ValueError: unknown name, or a bad option value (e.g. ``min_score >= max_score``).
+        ValueError: unknown name, or a bad option value (e.g. ``min_score >= max_score``, ``measures``
+            without ``namespace``).
         TypeError: an option the protocol does not take.
     """
     if not isinstance(name, str):
@@ -81,9 +83,12 @@ def get_protocol(name: str, **kwargs: Any) -> JudgeProtocol:
     if cls is None:
         known = sorted([*PROTOCOLS, *ALIASES])
         raise ValueError(f"unknown judge protocol {name!r}; known: {', '.join(known)}")
-    for flag in ("anti_hacking", "namespace"):
+    for flag in ("anti_hacking", "namespace", "measures"):
         if flag in kwargs and not isinstance(kwargs[flag], bool):
             raise ValueError(f"get_protocol({name!r}): {flag} must be true or false, got {kwargs[flag]!r}")
+    if kwargs.get("measures") and not kwargs.get("namespace"):
+        raise ValueError(f"get_protocol({name!r}): measures documents functions of the response namespace: it "
+                         "needs namespace=true")
     try:
         return cls(**kwargs)
     except TypeError as e:

@@ -79,31 +79,43 @@ _NAMESPACE_SHOWN = {"pairwise": "A and B (Assistant A's and B's answers), ",
                     "pointwise": "RESPONSE (the assistant's answer), ", "listwise": ""}
 
 
-def namespace_instruction(kind: str) -> str:
+#: The sentence documenting the text measures (protocol option ``measures``; :mod:`judgerl.tools.namespace_text`).
+MEASURES_INSTRUCTION = (
+    "To check instructions, these functions of a text t are defined too: words(t), sentences(t), paragraphs(t) "
+    "(split by ***), highlights(t), bullets(t), placeholders(t), sections(t, marker), capital_words(t), "
+    "occurrences(t, word) (counts), has_word(t, word), is_json(t), has_title(t) (<<title>>), english(t), "
+    "ends_with(t, phrase), quoted(t), has_postscript(t, mark), two_responses(t) (split by ******) and "
+    "nth_first_word(t, n, k, word) (n paragraphs split by blank lines, the k-th starts with word).")
+
+
+def namespace_instruction(kind: str, measures: bool = False) -> str:
     """The tool-instruction sentence documenting the response namespace of a ``kind`` judge (protocol
-    option ``namespace=True``; :mod:`judgerl.tools.namespace`).
+    option ``namespace=True``; :mod:`judgerl.tools.namespace`), + :data:`MEASURES_INSTRUCTION` with
+    ``measures``.
 
     Raises:
         KeyError: unknown kind.
     """
-    return ("In your code these variables are already defined: PROMPT (the user question), "
+    text = ("In your code these variables are already defined: PROMPT (the user question), "
             f"{_NAMESPACE_SHOWN[kind]}RESPONSES (the list of answers in order, Response 1 first), and the "
             "functions code_of(text) (the Python code in an answer), number_of(text) (the final "
             "number an answer states), value_of(text) (the value of the arithmetic expression in a "
             "question) and passes(text, tests) (how many test lines an answer's code passes, run "
             "apart). Use them instead of copying text into your code.")
+    return text + " " + MEASURES_INSTRUCTION if measures else text
 
 
 def system_message(task: str, answer: str, tools: bool, anti_hacking: bool = False,
-                   max_tool_rounds: int = MAX_TOOL_ROUNDS, namespace: str | None = None) -> dict[str, str]:
+                   max_tool_rounds: int = MAX_TOOL_ROUNDS, namespace: str | None = None,
+                   measures: bool = False) -> dict[str, str]:
     """The system message: ``task`` (+ :data:`ANTI_HACKING_INSTRUCTION`) + thinking (+ tools, with the
     judge's tool budget, + with ``namespace`` (a protocol kind) the response namespace's
-    :func:`namespace_instruction`) instructions + ``answer`` format."""
+    :func:`namespace_instruction`, with its text measures when ``measures``) instructions + ``answer`` format."""
     parts = [task, ANTI_HACKING_INSTRUCTION, THINK_INSTRUCTION] if anti_hacking else [task, THINK_INSTRUCTION]
     if tools:
         parts.append(tools_instruction(max_tool_rounds))
         if namespace is not None:
-            parts.append(namespace_instruction(namespace))
+            parts.append(namespace_instruction(namespace, measures))
     parts.append(answer)
     return {"role": "system", "content": " ".join(parts)}
 
@@ -217,10 +229,15 @@ class TaggedProtocol(JudgeProtocol):
             ``code_of``, ``number_of``; :mod:`judgerl.tools.namespace`), stated in the tool
             instruction and injected by the :class:`~judgerl.judge.Judge`. Default False: the
             TIR-Judge paper's plain form (the judge re-types what it checks).
+        measures: Keyword-only, with ``namespace``: the prompt also documents the namespace's text
+            measures (``words(t)``, ``has_title(t)``, ...; :mod:`judgerl.tools.namespace_text`), so an
+            instruction-following judge checks an instruction with one call. Default False;
+            :func:`judgerl.protocols.get_protocol` refuses it without ``namespace``.
     """
 
     anti_hacking: bool = field(default=False, kw_only=True)
     namespace: bool = field(default=False, kw_only=True)
+    measures: bool = field(default=False, kw_only=True)
     answer_tags: ClassVar[tuple[str, ...]]
 
     @property

@@ -122,7 +122,8 @@ class Listwise(TaggedProtocol):
                 "numbers, best first."
             )
         blocks = [answer_block(f"Response {i}", r) for i, r in enumerate(items, start=1)]
-        return [system_message(task, answer, tools, self.anti_hacking, max_tool_rounds, self.namespace_kind),
+        return [system_message(task, answer, tools, self.anti_hacking, max_tool_rounds, self.namespace_kind,
+                           self.measures),
                 user_message(prompt, blocks, reminder, rubric)]
 
     def render_answer(self, decision: Decision) -> str:

@@ -80,7 +80,8 @@ class _Pairwise(TaggedProtocol):
         """
         a, b = check_inputs(self.name, prompt, responses, 2)
         return [
-            system_message(_TASK, self._answer(), tools, self.anti_hacking, max_tool_rounds, self.namespace_kind),
+            system_message(_TASK, self._answer(), tools, self.anti_hacking, max_tool_rounds, self.namespace_kind,
+                           self.measures),
             user_message(
                 prompt,
                 [answer_block("Assistant A's Answer", a), answer_block("Assistant B's Answer", b)],

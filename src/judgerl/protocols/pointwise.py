@@ -82,7 +82,8 @@ class PoS(TaggedProtocol):
             "once: <score>x</score>."
         )
         return [
-            system_message(_TASK, answer, tools, self.anti_hacking, max_tool_rounds, self.namespace_kind),
+            system_message(_TASK, answer, tools, self.anti_hacking, max_tool_rounds, self.namespace_kind,
+                           self.measures),
             user_message(
                 prompt,
                 [answer_block("Assistant's Answer", response)],

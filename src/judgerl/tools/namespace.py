@@ -18,6 +18,9 @@ name            value
 ``passes``      ``passes(text, tests) -> int``: how many test lines a response's code passes; its code
                 runs in a fresh interpreter and the tests in the judge's (:mod:`.namespace_passes`):
                 what the response prints, an early exit, a patched builtin or a trace hook stay there
+``words``, ...  the text measures of :mod:`.namespace_text` (``words(t)``, ``sentences(t)``,
+                ``has_title(t)``, ...: what an instruction-following judge checks); documented in
+                the prompt with the protocol option ``measures=True``
 ==============  ==========================================================================
 
 The prompt documents the names (:func:`judgerl.protocols.common.namespace_instruction`); the
@@ -38,13 +41,17 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from judgerl.protocols.common import NAMESPACE_NAMES
+from judgerl.tools.namespace_text import MEASURES
 
 #: Largest namespace (UTF-8 bytes of its JSON) sent to the sandbox; larger texts make the code block
 #: fail with a ``NamespaceTooLarge`` error instead of a request the sandbox would refuse (64 MiB).
 MAX_NAMESPACE_BYTES = 8 * 1024 * 1024
 #: The helpers' sources, executed in this order in one globals dict inside the sandbox.
 _HELPERS = "\n".join(Path(__file__).with_name(f).read_text(encoding="utf-8")
-                     for f in ("namespace_helpers.py", "namespace_arith.py", "namespace_passes.py"))
+                     for f in ("namespace_helpers.py", "namespace_arith.py", "namespace_text.py", "namespace_passes.py"))
+#: The helper functions the judge's code finds (the text measures are there in every namespace; the prompt names
+#: them only with the protocol option ``measures``).
+HELPER_NAMES = ("code_of", "number_of", "value_of", "passes", *MEASURES)
 _KINDS = ("pairwise", "pointwise", "listwise")
 
 
@@ -114,8 +121,8 @@ def namespaced_code(code: str, namespace: Mapping[str, Any]) -> str:
         "import base64 as _b, json as _j\n"
         "_h = {'__name__': 'judgerl_namespace'}\n"
         f"exec(compile(_b.b64decode('{_literal(_HELPERS)}').decode(), '<namespace>', 'exec'), _h)\n"
-        "_g = {'__name__': '__main__', '__builtins__': __builtins__, 'code_of': _h['code_of'], "
-        "'number_of': _h['number_of'], 'value_of': _h['value_of'], 'passes': _h['passes']}\n"
+        "_g = {'__name__': '__main__', '__builtins__': __builtins__}\n"
+        f"_g.update((_n, _h[_n]) for _n in {HELPER_NAMES!r})\n"
         f"_g.update(_j.loads(_b.b64decode('{_literal(data)}').decode()))\n"
         f"_c = compile(_b.b64decode('{_literal(code)}').decode('utf-8', 'surrogatepass'), '<judge>', 'exec')\n"
         "del _b, _j, _h\n"
@@ -123,4 +130,4 @@ def namespaced_code(code: str, namespace: Mapping[str, Any]) -> str:
     )
 
 
-__all__ = ["MAX_NAMESPACE_BYTES", "namespaced_code", "response_namespace"]
+__all__ = ["HELPER_NAMES", "MAX_NAMESPACE_BYTES", "namespaced_code", "response_namespace"]

@@ -1,22 +1,21 @@
 """The instruction-constraint teacher: one check per IFEval instruction type, written as code over the text.
 
 IFEval (Zhou et al., 2023, arXiv:2311.07911) has 25 instruction types; :data:`CHECKS` writes each
-as a Python expression over ``t`` (a response), following the rule of IFEval's checker (as ported
-in ``lm_eval.tasks.ifeval.instructions``) with the standard library only, since the sandbox has no
-site-packages: ``"," not in t``, ``t == t.lower()``, ``len(re.findall(r"\\w+", t)) >= 300``, ... Two
-checks approximate what IFEval does with other libraries: sentences are split at ``.``/``!``/``?``
-(nltk's punkt there), and the response language is told by the share of common English words
-(langdetect there). The judge's code, with the response namespace::
+as a Python expression over ``t`` (a response) in the text measures of the response namespace
+(:mod:`judgerl.tools.namespace_text`: ``words(t)``, ``has_title(t)``, ...; they follow the rule of
+IFEval's checker with the standard library only) or in plain Python where that is short (``"," not in t``,
+``t.islower()``). The judge's code, with the response namespace and its measures named in the prompt
+(protocol option ``measures=True``)::
 
-    import json, re
-    def checks(t):
-        return [
-            "," not in t,                                  # punctuation:no_comma
-            len(re.findall(r"\\w+", t)) < 120,             # length_constraints:number_words
+    for name, t in (("A", A), ("B", B)):
+        c = [
+            ',' not in t,  # punctuation:no_comma
+            words(t) < 120,  # length_constraints:number_words
         ]
-    for name, text in (("A", A), ("B", B)):
-        c = checks(text)
         print(name, sum(c), "of", len(c))
+
+Without ``measures`` (the prompt names only ``code_of``, ``value_of``, ...) the program first defines the
+measures it calls (their source, :func:`helper_source`), so both forms compute the same counts.
 
 The teacher reads ``A 2 of 2`` / ``B 1 of 2``: more instructions followed wins, equal counts give
 no verdict. Pointwise (the instruction-following judge of the judge-as-reward study): the gold's
@@ -27,91 +26,76 @@ Instructions come from the pair's ``meta`` (``instruction_ids``, ``kwargs``; tho
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+import inspect
+import re
+from typing import Any, Callable, Iterable, Mapping
 
 from judgerl.train.teach.base import Case, Turn, pick, read_counts, shown_names
 from judgerl.types import PreferencePair
 
 _REL = {"less than": "<", "at least": ">="}
-_HELPERS = {
-    "words": 'def words(t):\n    return re.findall(r"\\w+", t)\n',
-    "english": ('EN = {"the", "and", "of", "to", "is", "that", "it", "with", "for", "this", "are", "was", "you"}\n'
-                'def english(t):\n    w = re.findall(r"[a-z]+", t.lower())\n'
-                '    return sum(x in EN for x in w) >= 0.08 * max(len(w), 1)\n'),
-    "sentences": 'def sentences(t):\n    return len([s for s in re.split(r"(?<=[.!?])\\s+", t.strip()) if s])\n',
-    "paragraphs": ('def paragraphs(t, n):\n    parts = re.split(r"\\s?\\*\\*\\*\\s?", t)\n'
-                   '    inner = [p for p in parts[1:-1] if not p.strip()]\n'
-                   '    return not inner and len([p for p in parts if p.strip()]) == n\n'),
-    "nth": ('def nth_first_word(t, n, k, word):\n    parts = re.split(r"\\n\\n", t)\n'
-            '    if len([p for p in parts if p.strip()]) != n or k > len(parts) or not parts[k - 1].strip():\n'
-            '        return False\n'
-            '    first = parts[k - 1].strip().split()[0].lstrip("\'").lstrip(\'"\')\n'
-            '    return re.split(r"[.,?!\'\\"]", first)[0].lower() == word.lower()\n'),
-    "two": ('def two_responses(t):\n    parts = t.split("******")\n'
-            '    if any(not p.strip() for p in parts[1:-1]):\n        return False\n'
-            '    kept = [p for p in parts if p.strip()]\n'
-            '    return len(kept) == 2 and kept[0].strip() != kept[1].strip()\n'),
-    "json": ('def is_json(t):\n    t = t.strip()\n    for p in ("```json", "```Json", "```JSON", "```"):\n'
-             '        t = t.removeprefix(p)\n    t = t.removesuffix("```").strip()\n    try:\n'
-             '        json.loads(t)\n    except ValueError:\n        return False\n    return True\n'),
-    "highlights": ('def highlights(t):\n    one = re.findall(r"\\*[^\\n\\*]*\\*", t)\n'
-                   '    two = re.findall(r"\\*\\*[^\\n\\*]*\\*\\*", t)\n'
-                   '    return sum(bool(h.strip("*").strip()) for h in one + two)\n'),
-}
 
 
 def _postscript(marker: str) -> str:
-    m = marker.strip().lower()
-    pattern = r"\s*p\.\s?p\.\s?s.*$" if m == "p.p.s" else r"\s*p\.\s?s\..*$" if m == "p.s." else r"\s*" + m + ".*$"
-    return f"bool(re.findall({pattern!r}, t.lower(), re.M))"
+    return f"has_postscript(t, {str(marker).strip()!r})"
 
 
-def _rel(kw: Mapping[str, Any], key: str, what: str) -> str:
+def _rel(kw: Mapping[str, Any], key: str) -> str:
     rel = _REL.get(str(kw.get(key) or "at least"))
     if rel is None:
         raise ValueError(f"unknown relation {kw.get(key)!r} (IFEval has 'less than' and 'at least')")
     return rel
 
 
-#: IFEval instruction id -> (kwargs -> (helpers needed, Python expression over ``t``)).
-CHECKS: dict[str, Callable[[Mapping[str, Any]], tuple[tuple[str, ...], str]]] = {
-    "keywords:existence": lambda kw: ((), "all(re.search(k, t, re.I) for k in " + repr(list(kw["keywords"])) + ")"),
-    "keywords:frequency": lambda kw: ((), f"len(re.findall({kw['keyword']!r}, t, re.I)) "
-                                          f"{_rel(kw, 'relation', 'frequency')} {int(kw['frequency'])}"),
-    "keywords:forbidden_words": lambda kw: ((), "not any(re.search(r'\\b' + w + r'\\b', t, re.I) for w in "
-                                                + repr(list(kw["forbidden_words"])) + ")"),
-    "keywords:letter_frequency": lambda kw: ((), f"t.lower().count({str(kw['letter']).lower()!r}) "
-                                                 f"{_rel(kw, 'let_relation', 'letters')} {int(kw['let_frequency'])}"),
-    "language:response_language": lambda kw: (("english",), "english(t)" if kw["language"] == "en" else "not english(t)"),
-    "length_constraints:number_sentences": lambda kw: (("sentences",), f"sentences(t) {_rel(kw, 'relation', 's')} "
-                                                                       f"{int(kw['num_sentences'])}"),
-    "length_constraints:number_paragraphs": lambda kw: (("paragraphs",), f"paragraphs(t, {int(kw['num_paragraphs'])})"),
-    "length_constraints:number_words": lambda kw: (("words",), f"len(words(t)) {_rel(kw, 'relation', 'w')} "
-                                                               f"{int(kw['num_words'])}"),
-    "length_constraints:nth_paragraph_first_word": lambda kw: (("nth",), (
-        f"nth_first_word(t, {int(kw['num_paragraphs'])}, {int(kw['nth_paragraph'])}, {str(kw['first_word'])!r})")),
-    "detectable_content:number_placeholders": lambda kw: ((), f"len(re.findall(r'\\[.*?\\]', t)) >= {int(kw['num_placeholders'])}"),
-    "detectable_content:postscript": lambda kw: ((), _postscript(str(kw["postscript_marker"]))),
-    "detectable_format:number_bullet_lists": lambda kw: ((), (
-        "len(re.findall(r'^\\s*\\*[^\\*].*$', t, re.M)) + len(re.findall(r'^\\s*-.*$', t, re.M)) == "
-        f"{int(kw['num_bullets'])}")),
-    "detectable_format:constrained_response": lambda kw: ((), (
-        "any(o in t.strip() for o in ('My answer is yes.', 'My answer is no.', 'My answer is maybe.'))")),
-    "detectable_format:number_highlighted_sections": lambda kw: (("highlights",), f"highlights(t) >= {int(kw['num_highlights'])}"),
-    "detectable_format:multiple_sections": lambda kw: ((), (
-        f"len(re.split(r'\\s?' + {str(kw['section_spliter'])!r} + r'\\s?\\d+\\s?', t)) - 1 >= {int(kw['num_sections'])}")),
-    "detectable_format:json_format": lambda kw: (("json",), "is_json(t)"),
-    "detectable_format:title": lambda kw: ((), "any(x.lstrip('<').rstrip('>').strip() for x in re.findall(r'<<[^\\n]+>>', t))"),
-    "combination:two_responses": lambda kw: (("two",), "two_responses(t)"),
-    "combination:repeat_prompt": lambda kw: ((), f"t.strip().lower().startswith({str(kw['prompt_to_repeat']).strip().lower()!r})"),
-    "startend:end_checker": lambda kw: ((), f"t.strip().strip('\"').lower().endswith({str(kw['end_phrase']).strip().lower()!r})"),
-    "change_case:capital_word_frequency": lambda kw: (("words",), (
-        f"sum(w.isupper() for w in words(t)) {_rel(kw, 'capital_relation', 'c')} {int(kw['capital_frequency'])}")),
-    "change_case:english_capital": lambda kw: ((), "t.isupper()"),
-    "change_case:english_lowercase": lambda kw: ((), "t.islower()"),
-    "punctuation:no_comma": lambda kw: ((), "',' not in t"),
-    "startend:quotation": lambda kw: ((), "len(t.strip()) > 1 and t.strip()[0] == '\"' and t.strip()[-1] == '\"'"),
+#: IFEval instruction id -> (kwargs -> Python expression over ``t``, a response), in the measures of
+#: :mod:`judgerl.tools.namespace_text` where one fits, plain Python where it is short.
+CHECKS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "keywords:existence": lambda kw: "all(occurrences(t, k) for k in " + repr(list(kw["keywords"])) + ")",
+    "keywords:frequency": lambda kw: f"occurrences(t, {kw['keyword']!r}) {_rel(kw, 'relation')} {int(kw['frequency'])}",
+    "keywords:forbidden_words": lambda kw: "not any(has_word(t, w) for w in " + repr(list(kw["forbidden_words"])) + ")",
+    "keywords:letter_frequency": lambda kw: (f"t.lower().count({str(kw['letter']).lower()!r}) "
+                                             f"{_rel(kw, 'let_relation')} {int(kw['let_frequency'])}"),
+    "language:response_language": lambda kw: "english(t)" if kw["language"] == "en" else "not english(t)",
+    "length_constraints:number_sentences": lambda kw: f"sentences(t) {_rel(kw, 'relation')} {int(kw['num_sentences'])}",
+    "length_constraints:number_paragraphs": lambda kw: f"paragraphs(t) == {int(kw['num_paragraphs'])}",
+    "length_constraints:number_words": lambda kw: f"words(t) {_rel(kw, 'relation')} {int(kw['num_words'])}",
+    "length_constraints:nth_paragraph_first_word": lambda kw: (
+        f"nth_first_word(t, {int(kw['num_paragraphs'])}, {int(kw['nth_paragraph'])}, {str(kw['first_word'])!r})"),
+    "detectable_content:number_placeholders": lambda kw: f"placeholders(t) >= {int(kw['num_placeholders'])}",
+    "detectable_content:postscript": lambda kw: _postscript(str(kw["postscript_marker"])),
+    "detectable_format:number_bullet_lists": lambda kw: f"bullets(t) == {int(kw['num_bullets'])}",
+    "detectable_format:constrained_response": lambda kw: (
+        "any(o in t.strip() for o in ('My answer is yes.', 'My answer is no.', 'My answer is maybe.'))"),
+    "detectable_format:number_highlighted_sections": lambda kw: f"highlights(t) >= {int(kw['num_highlights'])}",
+    "detectable_format:multiple_sections": lambda kw: (
+        f"sections(t, {str(kw['section_spliter'])!r}) >= {int(kw['num_sections'])}"),
+    "detectable_format:json_format": lambda kw: "is_json(t)",
+    "detectable_format:title": lambda kw: "has_title(t)",
+    "combination:two_responses": lambda kw: "two_responses(t)",
+    "combination:repeat_prompt": lambda kw: f"t.strip().lower().startswith({str(kw['prompt_to_repeat']).strip().lower()!r})",
+    "startend:end_checker": lambda kw: f"ends_with(t, {str(kw['end_phrase']).strip()!r})",
+    "change_case:capital_word_frequency": lambda kw: (
+        f"capital_words(t) {_rel(kw, 'capital_relation')} {int(kw['capital_frequency'])}"),
+    "change_case:english_capital": lambda kw: "t.isupper()",
+    "change_case:english_lowercase": lambda kw: "t.islower()",
+    "punctuation:no_comma": lambda kw: "',' not in t",
+    "startend:quotation": lambda kw: "quoted(t)",
 }
+_CALL = re.compile(r"\b([a-z_]+)\(")
+
+
+def helper_source(names: Iterable[str]) -> str:
+    """The source of the text measures ``names`` (:mod:`judgerl.tools.namespace_text`) with what they use, for a
+    program that defines them itself (the plain form: no ``measures`` in the prompt); "" for none."""
+    from judgerl.tools import namespace_text as nt
+
+    wanted = [n for n in nt.MEASURES if n in set(names)]
+    if not wanted:
+        return ""
+    parts = ["import json, re\n" if "is_json" in wanted else "import re\n"]
+    parts += ["_EN = " + repr(sorted(nt._EN)) + "\n"] if "english" in wanted else []
+    parts += [inspect.getsource(nt._text)] + [inspect.getsource(getattr(nt, n)) for n in wanted]
+    return "".join(re.sub(r'\n    """.*?"""\n', "\n", src, flags=re.S) for src in parts)
 
 
 def labels_of(instruction_ids: list[str]) -> list[str]:
@@ -125,14 +109,13 @@ def labels_of(instruction_ids: list[str]) -> list[str]:
 
 
 def check_program(instruction_ids: list[str], kwargs: list[Mapping[str, Any]], skipped: set[str],
-                  names: list[str]) -> str:
+                  names: list[str], measures: bool = True) -> str:
     """The judge's code checking the instructions on the responses named ``names`` (see the module
-    docstring).
+    docstring); ``measures=False`` (the prompt does not name the text measures) defines the ones it uses.
 
     Raises:
         ValueError: an id with no check, bad arguments, or nothing left to check.
     """
-    helpers: list[str] = []
     lines = []
     for iid, label, kw in zip(instruction_ids, labels_of(instruction_ids), kwargs):
         if label in skipped:
@@ -140,18 +123,18 @@ def check_program(instruction_ids: list[str], kwargs: list[Mapping[str, Any]], s
         if iid not in CHECKS:
             raise ValueError(f"no check for instruction {iid!r}")
         try:
-            need, expr = CHECKS[iid](kw or {})
+            expr = CHECKS[iid](kw or {})
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"instruction {iid!r}: bad arguments {dict(kw or {})!r}: {e}") from e
-        helpers += [h for h in need if h not in helpers]
         lines.append(f"        {expr},  # {iid}")
     if not lines:
         raise ValueError("no instruction to check")
-    body = "".join(_HELPERS[h] for h in helpers)
+    body = "" if measures else helper_source(_CALL.findall("\n".join(lines)))
+    head = "import re\n" if any("re." in x for x in lines) and (measures or not body) else ""
     loop = "(" + ", ".join(f'("{n}", {n})' for n in names) + ("," if len(names) == 1 else "") + ")"
     label = "name, " if len(names) > 1 else ""
-    return (f"import json, re\n{body}def checks(t):\n    return [\n" + "\n".join(lines) + "\n    ]\n"
-            f"for name, text in {loop}:\n    c = checks(text)\n    print({label}sum(c), \"of\", len(c))\n")
+    return (f"{head}{body}for name, t in {loop}:\n    c = [\n" + "\n".join(lines) + "\n    ]\n"
+            f"    print({label}sum(c), \"of\", len(c))\n")
 
 
 class InstructionPlan:
@@ -179,7 +162,7 @@ class InstructionPlan:
         ids, kws, skipped = case.data
         what = "the answer" if case.protocol.kind == "pointwise" else "each answer"
         return Turn(f"Let me check every instruction on {what} with Python.",
-                    check_program(ids, kws, skipped, shown_names(case)))
+                    check_program(ids, kws, skipped, shown_names(case), bool(getattr(case.protocol, "measures", False))))
 
     def after(self, case: Case, observation: str) -> Turn:
         from judgerl.gold.ifeval import score_from_counts
