@@ -126,3 +126,18 @@ def test_a_label_run_written_before_the_option_resumes():
     assert whole_config_diff(old, now) == []
     on = {"judge": {"protocol": {**old["judge"]["protocol"], "measures": True}}, "mode": "expected"}
     assert whole_config_diff(old, on) and whole_config_diff(now, on)
+
+
+@pytest.mark.parametrize("fn, text", [
+    (nt.bullets, "\n" * 200_000 + "x"), (nt.bullets, " " * 200_000 + "x"), (nt.placeholders, "[" * 200_000),
+    (nt.has_postscript, " " * 200_000), (nt.is_json, "[" * 100_000 + "]" * 100_000), (nt.highlights, "*" * 200_000),
+    (nt.sentences, ". " * 100_000), (nt.paragraphs, "***" * 100_000), (nt.english, "the " * 100_000),
+])
+def test_measures_stay_fast_on_hostile_text(fn, text):
+    """A policy's reply is adversarial: a measure the judge calls must not time its code out (a quadratic regex
+    on 200 kB of newlines or brackets would): each of these takes well under a second."""
+    import time
+
+    t0 = time.perf_counter()
+    fn(text) if fn is not nt.has_postscript else fn(text, "P.S.")
+    assert time.perf_counter() - t0 < 2.0

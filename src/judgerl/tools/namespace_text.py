@@ -74,13 +74,22 @@ def highlights(t):
 
 def bullets(t):
     """Number of markdown bullet lines: ``* item`` (not ``**``) or ``- item``."""
-    t = _text(t)
-    return len(re.findall(r"^\s*\*[^\*].*$", t, re.M)) + len(re.findall(r"^\s*-.*$", t, re.M))
+    t = _text(t)  # IFEval's ^\s* may span blank lines; [^\S\n]* counts the same lines in linear time
+    return len(re.findall(r"^[^\S\n]*\*[^\*].*$", t, re.M)) + len(re.findall(r"^[^\S\n]*-.*$", t, re.M))
 
 
 def placeholders(t):
     """Number of ``[placeholders]`` in square brackets."""
-    return len(re.findall(r"\[.*?\]", _text(t)))
+    n = 0  # IFEval's \[.*?\] (non-overlapping, one line), scanned in linear time ("[[[[..." is quadratic there)
+    for line in _text(t).split("\n"):
+        i = line.find("[")
+        while i >= 0:
+            j = line.find("]", i + 1)
+            if j < 0:
+                break
+            n += 1
+            i = line.find("[", j + 1)
+    return n
 
 
 def sections(t, marker):
@@ -111,7 +120,7 @@ def is_json(t):
     t = t.removesuffix("```").strip()
     try:
         json.loads(t)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: "[[[[...]]]]" nested deeper than the stack
         return False
     return True
 
@@ -141,9 +150,9 @@ def quoted(t):
 def has_postscript(t, mark):
     """Whether a postscript starting with ``mark`` is there (``P.S.`` / ``P.P.S`` as IFEval spells them, any
     spacing)."""
-    m = str(mark).strip().lower()
-    pattern = r"\s*p\.\s?p\.\s?s.*$" if m == "p.p.s" else r"\s*p\.\s?s\..*$" if m == "p.s." else r"\s*" + re.escape(m) + ".*$"
-    return bool(re.findall(pattern, _text(t).lower(), re.M))
+    m = str(mark).strip().lower()  # IFEval's \s*<mark>.*$ is found exactly where <mark> is
+    pattern = r"p\.\s?p\.\s?s" if m == "p.p.s" else r"p\.\s?s\." if m == "p.s." else re.escape(m)
+    return re.search(pattern, _text(t).lower()) is not None
 
 
 def two_responses(t):
