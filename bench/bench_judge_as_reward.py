@@ -122,15 +122,18 @@ def train_tool_judge(args: Any, out: Path, gold_dir: str, minutes: float, rubric
     GRPO, both resumable) stops after ``minutes`` (the study's budget left); ``--sft-steps`` and
     ``--judge-grpo-steps`` bound it. ``rubric``: the ``tool-rubric`` arm's judge, trained on rubric prompts
     (``judge-tool-rubric/``)."""
+    measures = bool(getattr(args, "tool_judge_measures", False))
     if args.tool_judge or not args.train_tool_judge:
-        return {"model": args.tool_judge or args.judge, "tools": True, "trained": bool(args.tool_judge)}
+        return {"model": args.tool_judge or args.judge, "tools": True, "trained": bool(args.tool_judge),
+                "measures": measures}
     from judgerl.train.run import load_run_recipe, run_training
 
     run_dir = out / ("judge-tool-rubric" if rubric else "judge-tool")
     counts = tool_judge_pairs(gold_dir, args.ifeval, run_dir / "gold_pairs.jsonl", rubric=rubric)
     sets = [f"data.path={run_dir / 'gold_pairs.jsonl'}", "data.limit=null", f"output_dir={run_dir}", "resume=true",
             f"model={args.judge}", f"seed={args.seed}", f"warmup.steps={args.sft_steps}",
-            f"grpo.max_steps={args.judge_grpo_steps}", f"time_limit_min={max(1.0, minutes)}"]
+            f"grpo.max_steps={args.judge_grpo_steps}", f"time_limit_min={max(1.0, minutes)}",
+            *(["protocol_args.measures=true"] if measures else [])]
     if args.smoke:
         sets += ["warmup.batch_size=2", "grpo.per_device_train_batch_size=4", "grpo.num_generations=2",
                  "grpo.max_completion_length=48", "tools.max_rounds=1", "tools.max_new_tokens=32",
@@ -140,7 +143,7 @@ def train_tool_judge(args: Any, out: Path, gold_dir: str, minutes: float, rubric
         return None  # the time limit stopped it: the stage is not recorded, a rerun resumes it
     prune_checkpoints(run_dir)
     return {**counts, "sft_model": res.get("sft_model"), "grpo_model": res["final_model"], "model": res["final_model"],
-            "tools": True, "trained": True}
+            "tools": True, "trained": True, "measures": measures}
 
 
 def train_judge(args: Any, out: Path, arm: str, gold_dir: str, minutes: float = 600.0) -> dict | None:
@@ -195,6 +198,8 @@ def policy(args: Any, stages: Stages, out: Path, arm: str, judge: dict | None) -
     if judge is not None:
         # a tool judge reads the response through the namespace (RESPONSE), as it was trained and statically labelled
         extra = ("--tools", "python", "--protocol-arg", "namespace=true") if judge.get("tools") else ()
+        if judge.get("tools") and judge.get("measures"):  # served with the prompt it was trained and labelled with
+            extra += ("--protocol-arg", "measures=true")
         if judge.get("tools") and not bwrap_available():  # the non-isolating fallback only where bubblewrap is missing
             extra += ("--unsafe-sandbox",)
         server = Server(args, judge["model"], out / f"serve-{arm}.log", extra)
@@ -355,7 +360,7 @@ def judge_stages(args: Any, stages: Stages, out: Path, sp: dict, judge_arms: lis
     for arm, j in judges.items():
         for mode in ("expected", "parsed"):
             stages.run(f"static-{arm}-{mode}", label, args, out, j["model"], held_records, f"{arm}-{mode}", mode=mode,
-                       tools=j["tools"], rubric=arm in RUBRIC_ARMS)
+                       tools=j["tools"], rubric=arm in RUBRIC_ARMS, measures=bool(j.get("measures")))
     # every judge arm whose static labels exist, named in this invocation or not: a run of a subset of the arms
     # keeps the others' rows in the agreement table
     done = [a for a in JUDGE_ARMS if a in judges or all(stages.done(f"static-{a}-{m}") for m in ("expected", "parsed"))]
@@ -381,6 +386,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--train-tool-judge", action="store_true", help="Train the tool arms' judges in-study "
                     "(tir-judge-if on the training prompts' gold labels; tool-rubric: on rubric prompts); default: --tool-judge, else the base judge "
                     "with tools, untrained.")
+    ap.add_argument("--tool-judge-measures", action="store_true", help="The tool arms' judge names the response "
+                    "namespace's text measures in its prompt (protocol option measures: a judge trained with "
+                    "bench/bench_if_judge.py --measures; with --train-tool-judge, trained so)")
     ap.add_argument("--heldout", type=int, default=24)
     ap.add_argument("--label-prompts", type=int, default=96, help="Training prompts whose responses get gold labels.")
     ap.add_argument("--train-limit", type=int, default=None, help="Most policy training prompts (default all).")

@@ -338,6 +338,15 @@ def test_a_tool_judge_is_labelled_and_served_with_the_response_namespace(study, 
     assert not seen["opts"].tools and seen["opts"].protocol_args == {} and seen["opts"].max_new_tokens == 192
     src = (ROOT / "bench" / "bench_judge_as_reward.py").read_text()
     assert '"--protocol-arg", "namespace=true") if judge.get("tools")' in src  # the served tool judge too
+    # a judge trained with the text measures named in its prompt is labelled and served with them
+    seen.clear()
+    study.label(args, tmp_path, "judge-dir", "records.jsonl", "tool-expected", mode="expected", tools=True,
+                measures=True)
+    assert seen["opts"].protocol_args == {"namespace": True, "measures": True}
+    assert '("--protocol-arg", "measures=true")' in src
+    named = study.parse_args(["--out", str(tmp_path), "--tool-judge", "dir", "--tool-judge-measures"])
+    assert study.train_tool_judge(named, tmp_path, "gold", 10.0) == {"model": "dir", "tools": True, "trained": True,
+                                                                    "measures": True}
 
 
 def _fake_judge_stages(study, monkeypatch) -> list:
