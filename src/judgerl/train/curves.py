@@ -66,13 +66,8 @@ def read_curves(path: str | Path) -> list[dict[str, Any]]:
 
 
 def append_curve(path: str | Path, record: Mapping[str, Any]) -> None:
-    """Append one record and flush it to disk (fsync)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(record, ensure_ascii=False) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    """Append one record and flush it to disk (fsync): :func:`append_records` of one."""
+    append_records(path, [record])
 
 
 def append_records(path: str | Path, records: Sequence[Mapping[str, Any]]) -> None:
