@@ -132,6 +132,7 @@ def test_a_label_run_written_before_the_option_resumes():
     (nt.bullets, "\n" * 200_000 + "x"), (nt.bullets, " " * 200_000 + "x"), (nt.placeholders, "[" * 200_000),
     (nt.has_postscript, " " * 200_000), (nt.is_json, "[" * 100_000 + "]" * 100_000), (nt.highlights, "*" * 200_000),
     (nt.sentences, ". " * 100_000), (nt.paragraphs, "***" * 100_000), (nt.english, "the " * 100_000),
+    (nt.has_title, "<<" * 100_000), (nt.has_title, "<<a" * 70_000),  # stop 45 red team: 120 kB timed the code out
 ])
 def test_measures_stay_fast_on_hostile_text(fn, text):
     """A policy's reply is adversarial: a measure the judge calls must not time its code out (a quadratic regex
@@ -141,3 +142,15 @@ def test_measures_stay_fast_on_hostile_text(fn, text):
     t0 = time.perf_counter()
     fn(text) if fn is not nt.has_postscript else fn(text, "P.S.")
     assert time.perf_counter() - t0 < 2.0
+
+
+def test_has_title_is_ifevals_rule():
+    """The linear scan finds a title exactly where IFEval's ``<<[^\\n]+>>`` does (random texts over its characters)."""
+    import random
+    import re
+
+    rng = random.Random(0)
+    for _ in range(20_000):
+        t = "".join(rng.choice("<<>> a\n") for _ in range(rng.randint(0, 14)))
+        want = any(x.lstrip("<").rstrip(">").strip() for x in re.findall(r"<<[^\n]+>>", t))
+        assert nt.has_title(t) == want, repr(t)

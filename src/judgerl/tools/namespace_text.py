@@ -127,7 +127,12 @@ def is_json(t):
 
 def has_title(t):
     """Whether a title in double angular brackets (``<<title>>``) with text inside is there."""
-    return any(x.lstrip("<").rstrip(">").strip() for x in re.findall(r"<<[^\n]+>>", _text(t)))
+    for line in _text(t).split("\n"):  # IFEval's <<[^\n]+>> (one match per line: first << to last >>), linear
+        i = line.find("<<")
+        j = line.rfind(">>")
+        if i >= 0 and j >= i + 3 and line[i:j + 2].lstrip("<").rstrip(">").strip():
+            return True
+    return False
 
 
 def english(t):
