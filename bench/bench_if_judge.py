@@ -16,7 +16,9 @@ Stages (``<out>/stages.json``: result, wall seconds, load average before / after
 the SFT resumes from its checkpoint; a rerun with other values of the options the results depend on is refused,
 ``<out>/options.json``):
 
-1. ``data`` -- ``<out>/data/train.jsonl``: the study's gold pairs + the filtered if-pairs.
+1. ``data`` -- ``<out>/data/train.jsonl``: the study's gold pairs + the filtered if-pairs (``--rubric``: the
+   tool-rubric arm's gold pairs, and each builder pair with its prompt's IFEval rubric, :mod:`judgerl.gold.rubric`;
+   the held-out records are then labelled with their rubric too).
 2. ``sft`` -- recipe ``tir-judge-if`` (``--sft-steps``), SFT only; ``grpo`` (``--grpo-steps`` > 0) then its TIR GRPO.
 3. ``static-<name>-expected`` / ``-parsed`` -- the judge's labels of the study's held-out records (forced answer +
    expected score, as the reward server scores; parsed without forcing: the honest invalid rate).
@@ -74,7 +76,8 @@ def build_data(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     from judgerl.gold.records import normalize_prompt
 
     study = Path(args.study)
-    gold_pairs, held_path = study / "judge-tool" / "gold_pairs.jsonl", study / "records-heldout.jsonl"
+    gold_pairs = study / ("judge-tool-rubric" if args.rubric else "judge-tool") / "gold_pairs.jsonl"
+    held_path = study / "records-heldout.jsonl"
     for p in (gold_pairs, held_path):
         if not p.is_file():
             raise FileNotFoundError(f"{p}: the study's files (bench/bench_judge_as_reward.py --train-tool-judge)")
@@ -86,6 +89,13 @@ def build_data(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     study_pairs = load_pairs(gold_pairs).pairs
     extra = load_pairs(built).pairs
     kept = [p for p in extra if normalize_prompt(p.prompt) not in held]
+    if args.rubric:  # each builder pair carries its prompt's IFEval rubric, as the study's tool-rubric pairs do
+        from dataclasses import replace
+
+        from judgerl.gold.rubric import IFEvalRubrics
+
+        rubrics = IFEvalRubrics(checker.records)
+        kept = [replace(p, rubric=rubrics.for_prompt(p.prompt)) for p in kept]
     if args.if_limit is not None:
         kept = kept[: args.if_limit]
     if any(normalize_prompt(p.prompt) in held for p in study_pairs):
@@ -170,7 +180,7 @@ def run(args: argparse.Namespace) -> str:
         Path(held).write_text("".join((Path(args.study) / "records-heldout.jsonl").read_text().splitlines(True)[:8]))
     for mode in ("expected", "parsed"):
         stages.run(f"static-{name}-{mode}", label, args, out, judge["model"], held, f"{name}-{mode}", mode=mode,
-                   tools=True, measures=args.measures)
+                   tools=True, rubric=args.rubric, measures=args.measures)
     study_labels = Path(args.study) / "labels"
     judges = {n: str(study_labels / n) for n in STUDY_JUDGES if (study_labels / n).is_dir()}
     judges.update({f"{name}-{m}": str(out / "labels" / f"{name}-{m}") for m in ("expected", "parsed")})
@@ -192,6 +202,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--measures", action="store_true",
                     help="the prompt names the namespace's text measures (protocol option measures): the IF teacher "
                          "writes one call per instruction (judgerl.tools.namespace_text)")
+    ap.add_argument("--rubric", action="store_true",
+                    help="every prompt's IFEval rubric in the judge prompt, in training and labelling (the study's "
+                         "tool-rubric arm: its gold pairs are <study>/judge-tool-rubric/gold_pairs.jsonl)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--budget-min", type=float, default=170.0, help="wall-clock budget of this invocation")
     ap.add_argument("--set", action="append", default=[], help="recipe override (key=value), repeatable")

@@ -90,3 +90,17 @@ def test_a_rerun_with_other_sft_steps_is_refused(bench, tmp_path):
     other = bench.parse_args(["--out", str(tmp_path), "--study", "s", "--sft-steps", "50"])
     with pytest.raises(SystemExit, match="sft_steps"):
         check_options(tmp_path / "options.json", vars(other), selectors=bench.SELECTORS, later=bench.LATER)
+
+
+def test_rubric_option_trains_on_rubric_prompts(bench, small_ifeval, tmp_path):
+    data, train_prompts = small_ifeval
+    study = _study(tmp_path, "Write a haiku about rain.", [])
+    (study / "judge-tool-rubric").mkdir()
+    write_pairs_jsonl([PreferencePair(id="r0", prompt="Write a limerick.", chosen="a", rejected="b", chosen_score=1.0,
+                                      rejected_score=0.0, meta={"domain": "if"}, rubric="1. no commas")],
+                      study / "judge-tool-rubric" / "gold_pairs.jsonl")
+    args = bench.parse_args(["--out", str(tmp_path / "out"), "--study", str(study), "--data", str(data), "--rubric"])
+    res = bench.build_data(args, tmp_path / "out")
+    pairs = load_pairs(tmp_path / "out" / "data" / "train.jsonl").pairs
+    assert pairs[0].id == "r0" and pairs[0].rubric == "1. no commas"  # the tool-rubric arm's gold pairs
+    assert res["if_pairs_kept"] >= 1 and all(p.rubric for p in pairs[1:])  # every builder pair has its rubric

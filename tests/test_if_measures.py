@@ -23,7 +23,11 @@ def _counts(code: str, response: str, measures: bool) -> tuple[int, int]:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         exec(code, g)  # noqa: S102 - the teacher's own program
-    a, _, b = buf.getvalue().split()
+    a, _, b, *score = buf.getvalue().split()
+    if score:  # one response (pointwise): the line ends with the gold rule's score
+        from judgerl.gold.ifeval import score_from_counts
+
+        assert score[0] == "score" and int(score[1]) == score_from_counts(int(a), int(b)), buf.getvalue()
     return int(a), int(b)
 
 

@@ -148,6 +148,25 @@ def test_if_teacher_checks_every_instruction(sandbox) -> None:
     pos = get_protocol("pos", min_score=0, max_score=9, namespace=True)
     rows, usable, judged = _judge_pairs([IF_PAIR], sandbox, pos, "pointwise")
     assert [j.decision.scores for [j] in judged] == [(9.0,), (6.0,)]  # the gold's rule: round(9 * 2 / 3)
+    # the pointwise program prints the rule's score: the judge copies a number its code printed
+    assert [j[0].trajectory.segments[2].text for j in judged] == ["```output\n3 of 3 score 9\n```\n",
+                                                                   "```output\n2 of 3 score 6\n```\n"]
+    assert "Score 6." in judged[1][0].trajectory.segments[3].text
+
+
+def test_if_teacher_pointwise_score_line_matches_the_gold_rule() -> None:
+    from judgerl.gold.ifeval import score_from_counts
+    from judgerl.train.teach.base import read_counts, read_score
+
+    for total in range(1, 12):
+        for passed in range(total + 1):
+            c = [True] * passed + [False] * (total - passed)
+            printed = (18 * sum(c) + len(c)) // (2 * len(c))  # the expression check_program writes
+            assert printed == score_from_counts(passed, total)
+    assert read_counts("3 of 4 score 7", 1) == [(3, 4)] and read_score("3 of 4 score 7\n") == 7
+    assert read_score("3 of 4") is None and read_score("A 3 of 4\nB 1 of 4") is None
+    assert "(18 * sum(c) + len(c)) // (2 * len(c))" in check_program(["punctuation:no_comma"], [{}], set(), ["A"])
+    assert "score" not in check_program(["punctuation:no_comma"], [{}], set(), ["A", "B"])
 
 
 def test_if_teacher_writes_the_short_form_when_the_prompt_names_the_measures(sandbox) -> None:

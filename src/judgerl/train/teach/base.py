@@ -24,7 +24,7 @@ from judgerl.train.datasets import prompt_key
 from judgerl.types import Completion, Decision, Messages, PreferencePair
 
 _THINK = "<think>"
-_COUNT_LINE = re.compile(r"(?:([AB]) )?(\d{1,6}) of (\d{1,6})")
+_COUNT_LINE = re.compile(r"(?:([AB]) )?(\d{1,6}) of (\d{1,6})(?: score (\d{1,6}))?")
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,8 @@ class Plan(Protocol):
 
 def read_counts(observation: str, n: int) -> list[tuple[int, int]] | None:
     """``(passed, total)`` per response from lines ``A 3 of 4`` / ``B 2 of 4`` (pairwise) or ``3 of 4``
-    (one response), or None when the output is anything else (an error, a missing or extra line)."""
+    (one response; the IF teacher's pointwise line may end ``score 7``, read by :func:`read_score`), or None when
+    the output is anything else (an error, a missing or extra line)."""
     lines = [ln.strip(" \t\r") for ln in observation.strip().split("\n")]
     if len(lines) != n:
         return None
@@ -92,6 +93,12 @@ def read_counts(observation: str, n: int) -> list[tuple[int, int]] | None:
             return None
         out.append((passed, total))
     return out
+
+
+def read_score(observation: str) -> int | None:
+    """The score printed after a pointwise count line (``3 of 4 score 7``), or None when there is none."""
+    m = _COUNT_LINE.fullmatch(observation.strip(" \t\r\n"))
+    return int(m.group(4)) if m is not None and m.group(4) is not None else None
 
 
 def pick(protocol: Any, scores: Sequence[float], lead: str) -> tuple[str, Decision | None]:

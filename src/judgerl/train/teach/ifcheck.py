@@ -14,12 +14,17 @@ IFEval's checker with the standard library only) or in plain Python where that i
         ]
         print(name, sum(c), "of", len(c))
 
+Pointwise (one response, ``t`` is ``A``) the line also prints the score of the gold's rule
+(:func:`judgerl.gold.ifeval.score_from_counts`: ``9 * followed / checked`` rounded half up), ``print(sum(c),
+"of", len(c), "score", (18 * sum(c) + len(c)) // (2 * len(c)))``, so the judge copies a number its code printed
+instead of doing the division in its head (stop 45: a judge trained on counts alone wrote only 0 or 9).
+
 Without ``measures`` (the prompt names only ``code_of``, ``value_of``, ...) the program first defines the
 measures it calls (their source, :func:`helper_source`), so both forms compute the same counts.
 
 The teacher reads ``A 2 of 2`` / ``B 1 of 2``: more instructions followed wins, equal counts give
-no verdict. Pointwise (the instruction-following judge of the judge-as-reward study): the gold's
-score rule, :func:`judgerl.gold.ifeval.score_from_counts`, on the counts (0-9 scale only).
+no verdict. Pointwise (the instruction-following judge of the judge-as-reward study): the printed score
+(``3 of 4 score 7``), which must equal the gold's rule on the printed counts (0-9 scale only).
 Instructions come from the pair's ``meta`` (``instruction_ids``, ``kwargs``; those the gold skipped,
 ``meta["skipped"]``, are left out as the gold leaves them out) -- never from ``broken`` or the label.
 """
@@ -30,7 +35,7 @@ import inspect
 import re
 from typing import Any, Callable, Iterable, Mapping
 
-from judgerl.train.teach.base import Case, Turn, pick, read_counts, shown_names
+from judgerl.train.teach.base import Case, Turn, pick, read_counts, read_score, shown_names
 from judgerl.types import PreferencePair
 
 _REL = {"less than": "<", "at least": ">="}
@@ -133,8 +138,9 @@ def check_program(instruction_ids: list[str], kwargs: list[Mapping[str, Any]], s
     head = "import re\n" if any("re." in x for x in lines) and (measures or not body) else ""
     loop = "(" + ", ".join(f'("{n}", {n})' for n in names) + ("," if len(names) == 1 else "") + ")"
     label = "name, " if len(names) > 1 else ""
+    score = ", \"score\", (18 * sum(c) + len(c)) // (2 * len(c))" if len(names) == 1 else ""
     return (f"{head}{body}for name, t in {loop}:\n    c = [\n" + "\n".join(lines) + "\n    ]\n"
-            f"    print({label}sum(c), \"of\", len(c))\n")
+            f"    print({label}sum(c), \"of\", len(c){score})\n")
 
 
 class InstructionPlan:
@@ -175,6 +181,8 @@ class InstructionPlan:
             score = score_from_counts(*counts[0])
             if score is None:
                 return Turn(said + " Nothing could be checked.")
-            return Turn(said, decision=pick(case.protocol, [float(score)], "")[1])
+            if read_score(observation) != score:  # the program prints the rule's score: a mismatch is a failure
+                return Turn("The check failed, so I cannot score the answer.")
+            return Turn(f"{said} Score {score}.", decision=pick(case.protocol, [float(score)], "")[1])
         thought, decision = pick(case.protocol, [p for p, _ in counts], said + " ")
         return Turn(thought, decision=decision)
