@@ -51,7 +51,8 @@ from study_stages import Stages, log  # noqa: E402  (bench/study_stages.py)
 
 #: The study's judges shown beside this one in the agreement table (their label directories under
 #: ``<study>/labels``; those missing are left out).
-STUDY_JUDGES = ("tool-sft-expected", "tool-expected", "tool-parsed", "tool-rubric-expected", "nonreasoning-expected",
+STUDY_JUDGES = ("tool-sft-expected", "tool-expected", "tool-parsed", "tool-rubric-sft-expected", "tool-rubric-expected",
+                "nonreasoning-expected",
                 "reasoning-expected")
 #: Options that only choose what runs now (neither compared nor saved in ``<out>/options.json``); the GRPO steps
 #: only shape a stage that runs after the SFT.
