@@ -51,9 +51,8 @@ from study_stages import Stages, log  # noqa: E402  (bench/study_stages.py)
 
 #: The study's judges shown beside this one in the agreement table (their label directories under
 #: ``<study>/labels``; those missing are left out).
-STUDY_JUDGES = ("tool-sft-expected", "tool-expected", "tool-parsed", "tool-rubric-sft-expected", "tool-rubric-expected",
-                "nonreasoning-expected",
-                "reasoning-expected")
+STUDY_JUDGES = ("tool-sft-expected", "tool-expected", "tool-parsed", "tool-rubric-sft-expected",
+                "tool-rubric-expected", "nonreasoning-expected", "reasoning-expected")
 #: Options that only choose what runs now (neither compared nor saved in ``<out>/options.json``); the GRPO steps
 #: only shape a stage that runs after the SFT.
 SELECTORS = ("out", "budget_min")
@@ -90,6 +89,7 @@ def build_data(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     study_pairs = load_pairs(gold_pairs).pairs
     extra = load_pairs(built).pairs
     kept = [p for p in extra if normalize_prompt(p.prompt) not in held]
+    dropped = len(extra) - len(kept)
     if args.rubric:  # each builder pair carries its prompt's IFEval rubric, as the study's tool-rubric pairs do
         from dataclasses import replace
 
@@ -103,7 +103,7 @@ def build_data(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         raise RuntimeError(f"{gold_pairs}: a training gold pair shares its prompt with {held_path}")
     n = write_pairs_jsonl([*study_pairs, *kept], out / "data" / "train.jsonl")
     return {"study_pairs": len(study_pairs), "if_pairs_built": len(extra), "if_pairs_kept": len(kept),
-            "if_pairs_dropped_heldout": len(extra) - len(kept) if args.if_limit is None else None,
+            "if_pairs_dropped_heldout": dropped,
             "pairs": n, "prompts": len({normalize_prompt(p.prompt) for p in [*study_pairs, *kept]}),
             "builder": summary}
 
