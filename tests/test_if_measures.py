@@ -158,3 +158,17 @@ def test_has_title_is_ifevals_rule():
         t = "".join(rng.choice("<<>> a\n") for _ in range(rng.randint(0, 14)))
         want = any(x.lstrip("<").rstrip(">").strip() for x in re.findall(r"<<[^\n]+>>", t))
         assert nt.has_title(t) == want, repr(t)
+
+
+@pytest.mark.parametrize("call", [
+    # stop 45 red team: an empty argument matched everywhere (credit for a judge's slip), a float index raised
+    lambda: nt.occurrences("abc", "") == 0, lambda: nt.has_word("abc", "") is False,
+    lambda: nt.ends_with("abc", "  ") is False, lambda: nt.has_postscript("abc P.S. x", "") is False,
+    lambda: nt.sections("a 1 b 2", "") == 0, lambda: nt.nth_first_word("a\n\nb", 2, 2, "") is False,
+    lambda: nt.nth_first_word("a\n\nb", 2.0, 2, "b") is True, lambda: nt.nth_first_word("a\n\nb", 2, 1.5, "b") is False,
+    lambda: nt.nth_first_word("a\n\nb", float("nan"), 1, "b") is False,
+    lambda: nt.nth_first_word("a\n\nb", float("inf"), 1, "b") is False,
+    lambda: nt.nth_first_word("a\n\nb", None, 1, "b") is False, lambda: nt.nth_first_word("a\n\nb", "x", 1, "b") is False,
+])
+def test_degenerate_arguments_give_no_credit_and_never_raise(call):
+    assert call()

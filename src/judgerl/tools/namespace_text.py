@@ -93,7 +93,10 @@ def placeholders(t):
 
 
 def sections(t, marker):
-    """Number of sections opened by ``marker`` followed by a number (``SECTION 1``, ``PARAGRAPH 2``)."""
+    """Number of sections opened by ``marker`` followed by a number (``SECTION 1``, ``PARAGRAPH 2``); 0 for an
+    empty marker."""
+    if not str(marker).strip():
+        return 0
     return len(re.split(r"\s?" + re.escape(str(marker)) + r"\s?\d+\s?", _text(t))) - 1
 
 
@@ -103,12 +106,17 @@ def capital_words(t):
 
 
 def occurrences(t, word):
-    """Times ``word`` occurs in ``t`` (case-insensitive; IFEval's keyword frequency counts inside words too)."""
+    """Times ``word`` occurs in ``t`` (case-insensitive; IFEval's keyword frequency counts inside words too); 0 for
+    an empty word (it would match between every two characters)."""
+    if not str(word):
+        return 0
     return len(re.findall(re.escape(str(word)), _text(t), re.I))
 
 
 def has_word(t, word):
-    """Whether ``word`` occurs in ``t`` as a whole word (case-insensitive)."""
+    """Whether ``word`` occurs in ``t`` as a whole word (case-insensitive); False for an empty word."""
+    if not str(word).strip():
+        return False
     return re.search(r"\b" + re.escape(str(word)) + r"\b", _text(t), re.I) is not None
 
 
@@ -142,7 +150,10 @@ def english(t):
 
 
 def ends_with(t, phrase):
-    """Whether ``t`` ends with ``phrase`` (case-insensitive; outer white space and double quotes ignored)."""
+    """Whether ``t`` ends with ``phrase`` (case-insensitive; outer white space and double quotes ignored); False
+    for an empty phrase."""
+    if not str(phrase).strip():
+        return False
     return _text(t).strip().strip('"').lower().endswith(str(phrase).strip().lower())
 
 
@@ -156,6 +167,8 @@ def has_postscript(t, mark):
     """Whether a postscript starting with ``mark`` is there (``P.S.`` / ``P.P.S`` as IFEval spells them, any
     spacing)."""
     m = str(mark).strip().lower()  # IFEval's \s*<mark>.*$ is found exactly where <mark> is
+    if not m:
+        return False
     pattern = r"p\.\s?p\.\s?s" if m == "p.p.s" else r"p\.\s?s\." if m == "p.s." else re.escape(m)
     return re.search(pattern, _text(t).lower()) is not None
 
@@ -171,7 +184,14 @@ def two_responses(t):
 
 def nth_first_word(t, n, k, word):
     """Whether ``t`` has ``n`` paragraphs (separated by blank lines) and its ``k``-th (from 1) starts with ``word``
-    (case-insensitive, leading quotes and trailing punctuation ignored)."""
+    (case-insensitive, leading quotes and trailing punctuation ignored). False when ``n`` or ``k`` is not a whole
+    number or ``word`` is empty."""
+    try:
+        n, k = (int(x) if float(x) == int(x) else None for x in (n, k))
+    except (TypeError, ValueError, OverflowError):
+        return False
+    if n is None or k is None or not str(word).strip():
+        return False
     parts = re.split(r"\n\n", _text(t))
     if len([p for p in parts if p.strip()]) != n or not 1 <= k <= len(parts) or not parts[k - 1].strip():
         return False
