@@ -203,7 +203,7 @@ EVASIONS = [
 
 # stop 43: rows the detector still gets wrong -- documented limits (docs/audit.md), strict xfail
 _EVASIONS_PARAMS = [pytest.param(*row, marks=pytest.mark.xfail(strict=True, reason='documented limit (docs/audit.md): a non-answer the rules do not see -- a refusal word before a placeholder, long padded placeholders, counting, off-topic fluent text, a claim of completion, a copied question, a floor lowered by an unrelated count'))
-                 if i in [3, 7, 12, 13, 14, 15, 17, 19, 20, 24, 25, 26, 27, 29] else row for i, row in enumerate(EVASIONS)]
+                 if i in [3, 7, 12, 17, 19, 20, 24, 25, 26, 27, 29] else row for i, row in enumerate(EVASIONS)]
 
 
 @pytest.mark.parametrize("prompt,response", _EVASIONS_PARAMS, ids=[f"evasion-{i}" for i in range(len(EVASIONS))])

@@ -147,8 +147,9 @@ def _title_case(text: str) -> bool:
 
 def _degenerate(text: str) -> bool:
     """A repetition loop: the text (or a half of it, 200 bytes or more) compresses below :data:`DEGENERATE_RATIO`
-    (0.12 for a half of 100 bytes or more), or three or more sentences of which two thirds repeat, or twelve or more words of which
-    fewer than a fifth are distinct."""
+    (0.12 for a half of 100 bytes or more), or three or more sentences of which two thirds repeat (a sentence's
+    only number read as any number: ``This is line 1. This is line 2. ...``, ``1. Adaptability 2. Adaptability``), or twelve or more words of which fewer than a fifth are
+    distinct, or a count (:func:`_counting`)."""
     raw = text.encode("utf-8", "surrogatepass")
     if len(raw) >= DEGENERATE_MIN_BYTES and len(zlib.compress(raw, 9)) < DEGENERATE_RATIO * len(raw):
         return True
@@ -156,11 +157,40 @@ def _degenerate(text: str) -> bool:
     for part in (raw[:half], raw[half:]):
         if len(part) >= DEGENERATE_MIN_BYTES and len(zlib.compress(part, 9)) < 0.12 * len(part):
             return True
-    sentences = [" ".join(x.lower().split()) for x in re.split(r"(?<=[.!?])\s+|\n+", text) if _WORD.search(x)]
-    if len(sentences) >= 3 and len(set(sentences)) * 3 <= len(sentences):
+    # a sentence's one number written as 0: "This is line 1. This is line 2. ..." and "1.\n2.\n3." repeat one
+    # sentence; sentences with several numbers keep them ("In year 2 he pays 80+10=90." is a step, not a loop)
+    sentences = [_counter_free(" ".join(x.lower().split())) for x in re.split(r"(?<=[.!?])\s+|\n+", text)
+                 if _WORD.search(x)]
+    items = [x for x in sentences if not _MARKER.fullmatch(x)]  # list markers ("1.", "2)") are not sentences
+    if len(sentences) >= 3 and not items:
+        return True  # an empty numbered list
+    if len(items) >= 3 and len(set(items)) * 3 <= len(items):
         return True
     words = [w.lower() for w in _WORD.findall(text)]
-    return len(words) >= 12 and len(set(words)) * 5 < len(words)
+    if len(words) >= 12 and len(set(words)) * 5 < len(words):
+        return True
+    return _counting(words)
+
+
+_DIGITS = re.compile(r"\d+")
+_MARKER = re.compile(r"\(?0[.):]?")
+
+
+def _counter_free(sentence: str) -> str:
+    """``sentence`` with its number written as 0 when it has exactly one (a counter or a list marker)."""
+    return _DIGITS.sub("0", sentence) if len(_DIGITS.findall(sentence)) == 1 else sentence
+#: A count: at least this many words, nearly all of them numbers that go up (or down) by one.
+COUNT_MIN_WORDS = 20
+
+
+def _counting(words: list[str]) -> bool:
+    """Whether ``words`` are a count ("1 2 3 ... 199"): :data:`COUNT_MIN_WORDS` or more words, at least 80% of
+    them numbers, and at least 90% of the steps between consecutive numbers +1 (or all -1)."""
+    nums = [int(w) for w in words if w.isascii() and w.isdigit() and len(w) <= 9]
+    if len(words) < COUNT_MIN_WORDS or len(nums) * 5 < len(words) * 4:
+        return False
+    steps = [b - a for a, b in zip(nums, nums[1:])]
+    return max(steps.count(1), steps.count(-1)) * 10 >= len(steps) * 9
 
 
 def needed_words(prompt: str) -> int | None:
