@@ -116,6 +116,19 @@ FALSE_POSITIVES = [
     ("Write a short SQL query to count rows in users.", "SELECT COUNT(*) FROM users;"),
     # lines asked N times ("times", not "repeat"): exempt here only because "I will not" reads as a refusal
     ("Write 'I will not talk in class' 20 times, one per line.", "I will not talk in class\n" * 20),
+    # stop 46 (numbered loops): steps with several numbers each are not one sentence repeated
+    ("Solve: he pays $80 a year, $10 more each year. What does he pay in year 6? Show each step.",
+     "".join(f"In year {y} he pays {70 + 10 * y}+10=${80 + 10 * y}.\n" for y in range(1, 6)) + "#### 130"),
+    # a numbered list of distinct items (markers are not sentences)
+    ("Write a list of 12 questions to ask a team leader in an interview.",
+     "\n".join(f"{i}. {q}?" for i, q in enumerate(["How do you set goals", "How do you give feedback",
+                "How do you handle conflict", "How do you stay organized", "How do you hire", "How do you delegate",
+                "How do you run meetings", "How do you plan a quarter", "How do you coach", "How do you measure work",
+                "How do you handle stress", "How do you stay motivated"], 1))),
+    # a list of years with their events (one number each, different text)
+    ("Write a short timeline of the US in 5 lines.",
+     "1776: independence is declared.\n1787: the Constitution is written.\n1861: the Civil War begins.\n"
+     "1920: women win the vote.\n1969: astronauts land on the Moon."),
 ]
 
 
@@ -202,7 +215,7 @@ EVASIONS = [
 
 
 # stop 43: rows the detector still gets wrong -- documented limits (docs/audit.md), strict xfail
-_EVASIONS_PARAMS = [pytest.param(*row, marks=pytest.mark.xfail(strict=True, reason='documented limit (docs/audit.md): a non-answer the rules do not see -- a refusal word before a placeholder, long padded placeholders, counting, off-topic fluent text, a claim of completion, a copied question, a floor lowered by an unrelated count'))
+_EVASIONS_PARAMS = [pytest.param(*row, marks=pytest.mark.xfail(strict=True, reason='documented limit (docs/audit.md): a non-answer the rules do not see -- a refusal word before a placeholder, long padded placeholders, off-topic fluent text, a claim of completion, a copied question, a floor lowered by an unrelated count'))
                  if i in [3, 7, 12, 17, 19, 20, 24, 25, 26, 27, 29] else row for i, row in enumerate(EVASIONS)]
 
 
