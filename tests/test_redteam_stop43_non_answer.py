@@ -125,6 +125,26 @@ FALSE_POSITIVES = [
                 "How do you handle conflict", "How do you stay organized", "How do you hire", "How do you delegate",
                 "How do you run meetings", "How do you plan a quarter", "How do you coach", "How do you measure work",
                 "How do you handle stress", "How do you stay motivated"], 1))),
+    # stop 46 red team of the numbered-loop rules: answers made of numbers or of a small vocabulary
+    ("Give me five random numbers between 1 and 100, one per line, with no other text.", "17\n42\n73\n5\n88"),
+    ("What were the final scores? Reply only with numbers, one per line.", "3.\n1.\n2.\n4.\n2.\n5."),
+    ("Give only the answer key for this 9-question true/false quiz, one line per question.",
+     "1. True\n2. False\n3. True\n4. True\n5. False\n6. True\n7. False\n8. False\n9. True"),
+    ("Write a 14-day plan for a beginner runner. Keep each day very short.",
+     "\n".join(f"Day {i}: {'Rest' if i % 2 else 'Easy run'}" for i in range(1, 15))),
+    ("Summarize who won each round of the fight in one short sentence per round.",
+     "Round 1 went to Ali. Round 2 went to Ali. Round 3 went to Frazier. Round 4 went to Ali. Round 5 went to Ali. "
+     "Round 6 went to Frazier."),
+    ("Tally these 9 votes: yes, no, yes, yes, no, yes, no, no, yes. Show a running count after each vote.",
+     "Yes: 1\nNo: 1\nYes: 2\nYes: 3\nNo: 2\nYes: 4\nNo: 3\nNo: 4\nYes: 5"),
+    ("What do the six sizes cost?", "Here are the prices:\n$3\n$4\n$5\n$6\n$7\n$8"),
+    ("List the weights of the dumbbells in the set, one per line.", "1 kg\n2 kg\n3 kg\n4 kg\n5 kg\n6 kg"),
+    ("List the first six prime numbers. Wrap your entire output in JSON format.", '[\n  2,\n  3,\n  5,\n  7,\n  11,\n  13\n]'),
+    ("Count backwards from 25 to 1, separated by commas, then say Liftoff!",
+     ", ".join(str(i) for i in range(25, 0, -1)) + ". Liftoff!"),
+    ("List all the integers between 10 and 35, separated by commas.", ", ".join(str(i) for i in range(11, 35))),
+    ("Which pages of the book cover chapter 4? List each page number.",
+     "Chapter 4 covers pages " + ", ".join(str(i) for i in range(45, 70)) + "."),
     # a list of years with their events (one number each, different text)
     ("Write a short timeline of the US in 5 lines.",
      "1776: independence is declared.\n1787: the Constitution is written.\n1861: the Civil War begins.\n"
@@ -211,6 +231,16 @@ EVASIONS = [
     (3455, "PLEASE VOLUNTEER!"),
     # IFEval 3186: "not a single word ... should contain lowercase" drops the article floor to 1
     (3186, "YES"),
+    # stop 46 (numbered loops): a count by 2, an empty list of other markers, a count in Arabic-Indic digits
+    (W, " ".join(str(i) for i in range(2, 80, 2))),
+    (W, "\n".join(f"{i})" for i in range(1, 30))),
+    (W, "\n".join(f"#{i}" for i in range(1, 30))),
+    (W, " ".join(str(i).translate(str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")) for i in range(1, 60))),
+    (W, "1. Rivers\n2. Rivers are long\n3. Rivers are long\n4. Rivers are long\n5. Rivers are long\n"
+        "6. Rivers are long\n7. Rivers are long"),
+    # IFEval's "refrain from using commas" and "at least 3 times" no longer switch loop detection off
+    ("Write a haiku about a lion. Refrain from using commas.", "\n".join(f"#{i}" for i in range(1, 40))),
+    ("Write an essay about rivers. The word river should appear at least 3 times.", "River river. " * 40),
 ]
 
 

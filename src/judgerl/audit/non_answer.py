@@ -36,6 +36,7 @@ take precedence (:func:`judgerl.audit.audit.audit_response` calls this detector 
 from __future__ import annotations
 
 import re
+from collections import Counter
 import zlib
 
 from judgerl.audit.patterns import REFUSAL
@@ -118,9 +119,13 @@ WORD_COUNT = re.compile(r"(?:" + _LENGTH_LEAD + r"(?P<n>\d{1,5}|" + "|".join(_NU
 #: repetition loop: English prose compresses to ~0.4-0.6, a table or code to ~0.25.
 DEGENERATE_RATIO = 0.15
 DEGENERATE_MIN_BYTES = 100
+# "N times" only after a verb of saying it ("write 'I will not talk' 20 times"), not IFEval's keyword frequency ("the
+# word X at least 3 times"); "refrain" the chorus, not "refrain from" (stop 46 red team: both exempted loops)
 ASKS_REPEAT = re.compile(r"\brepeat\b(?!\s+(?:the|this|my|your)\s+(?:request|prompt|question|instructions?|task)\b)"
-                         r"|\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twenty|fifty|hundred)\s+times\b|\bsame\s+(?:word|letter|character|phrase|line)|\b(?:matrix|grid|table|array|"
-                         r"zeros|chant|refrain|emojis?|pattern|countdown|count\s+(?:from|to|up|down)|rows?|columns?|csv|"
+                         r"|\b(?:say|write|print|type|sing|chant|copy|list)\b[^.?!\n]{0,60}?\b(?:\d+|two|three|four|five|six|"
+                         r"seven|eight|nine|ten|twenty|fifty|hundred)\s+times\b"
+                         r"|\bsame\s+(?:word|letter|character|phrase|line)|\brefrain\b(?!\s+from)|\b(?:matrix|grid|table|array|"
+                         r"zeros|chant|emojis?|pattern|countdown|count\s+(?:from|to|up|down)|rows?|columns?|csv|"
                          r"template)\b", _I)
 # the prompt asks for a short piece that is not a piece of writing: a title, a subject line, a slogan, a name
 ASKS_LABEL = re.compile(r"\b(?:write|give|create|suggest|come\s+up\s+with|generate|propose|craft|draft)\s+(?:me\s+)?"
@@ -145,11 +150,11 @@ def _title_case(text: str) -> bool:
     return len(words) >= 2 and all(w[0].isupper() for w in words)
 
 
-def _degenerate(text: str) -> bool:
+def _degenerate(text: str, counting: bool = True) -> bool:
     """A repetition loop: the text (or a half of it, 200 bytes or more) compresses below :data:`DEGENERATE_RATIO`
-    (0.12 for a half of 100 bytes or more), or three or more sentences of which two thirds repeat (a sentence's
-    only number read as any number: ``This is line 1. This is line 2. ...``, ``1. Adaptability 2. Adaptability``), or twelve or more words of which fewer than a fifth are
-    distinct, or a count (:func:`_counting`)."""
+    (0.12 for a half of 100 bytes or more), or three or more sentences of which two thirds repeat, or twelve or
+    more words of which fewer than a fifth are distinct, or a numbered loop (:func:`_numbered_loop`), or (with
+    ``counting``: the prompt asks for no numbers) a count (:func:`_counting`)."""
     raw = text.encode("utf-8", "surrogatepass")
     if len(raw) >= DEGENERATE_MIN_BYTES and len(zlib.compress(raw, 9)) < DEGENERATE_RATIO * len(raw):
         return True
@@ -157,40 +162,84 @@ def _degenerate(text: str) -> bool:
     for part in (raw[:half], raw[half:]):
         if len(part) >= DEGENERATE_MIN_BYTES and len(zlib.compress(part, 9)) < 0.12 * len(part):
             return True
-    # a sentence's one number written as 0: "This is line 1. This is line 2. ..." and "1.\n2.\n3." repeat one
-    # sentence; sentences with several numbers keep them ("In year 2 he pays 80+10=90." is a step, not a loop)
-    sentences = [_counter_free(" ".join(x.lower().split())) for x in re.split(r"(?<=[.!?])\s+|\n+", text)
-                 if _WORD.search(x)]
-    items = [x for x in sentences if not _MARKER.fullmatch(x)]  # list markers ("1.", "2)") are not sentences
-    if len(sentences) >= 3 and not items:
-        return True  # an empty numbered list
-    if len(items) >= 3 and len(set(items)) * 3 <= len(items):
+    sentences = [" ".join(x.lower().split()) for x in re.split(r"(?<=[.!?])\s+|\n+", text) if _WORD.search(x)]
+    if len(sentences) >= 3 and len(set(sentences)) * 3 <= len(sentences):
         return True
     words = [w.lower() for w in _WORD.findall(text)]
     if len(words) >= 12 and len(set(words)) * 5 < len(words):
         return True
-    return _counting(words)
+    return _numbered_loop(text, sentences, counting) or (counting and _counting(words))
 
 
 _DIGITS = re.compile(r"\d+")
-_MARKER = re.compile(r"\(?0[.):]?")
+_LETTER_WORD = re.compile(r"[^\W\d_]{2,}")
+# a line opened by a punctuated list marker: "1.", "2)", "(3)", "#4"
+_LIST_LINE = re.compile(r"\s*(?:\(?\d{1,4}[.)]|#\d{1,4}[.):]?)(?:\s+(.*))?")
+#: A numbered loop: a run of at least this many counted sentences or identical list items.
+LOOP_RUN = 5
 
 
-def _counter_free(sentence: str) -> str:
-    """``sentence`` with its number written as 0 when it has exactly one (a counter or a list marker)."""
-    return _DIGITS.sub("0", sentence) if len(_DIGITS.findall(sentence)) == 1 else sentence
-#: A count: at least this many words, nearly all of them numbers that go up (or down) by one.
+def _longest_run(keys: list, step: bool) -> int:
+    """The longest run of consecutive equal ``keys`` (``(template, number)`` pairs whose number goes up or down by
+    one each time when ``step``; None keys never count)."""
+    best = run = 0
+    for i, k in enumerate(keys):
+        prev = keys[i - 1] if i else None
+        same = k is not None and prev is not None and (
+            (k[0] == prev[0] and abs(k[1] - prev[1]) == 1 and (run < 2 or k[1] - prev[1] == d)) if step else k == prev)
+        if same and step:
+            d = k[1] - prev[1]
+        run = run + 1 if same else (1 if k is not None else 0)
+        best = max(best, run)
+    return best
+
+
+def _numbered_loop(text: str, sentences: list[str], counting: bool = True) -> bool:
+    """A loop that numbers its repeats (stop 46; the rules above see distinct sentences):
+
+    * a counted sentence -- :data:`LOOP_RUN` or more consecutive sentences that differ only in their one number,
+      which goes up (or down) by one (``This is line 1. This is line 2. ...``), covering two thirds of the text; a
+      sentence needs two words of letters besides the number (``$3`` / ``5 kg`` columns are answers);
+    * a numbered list (5+ lines, two thirds of the lines opened by ``1.`` / ``2)`` / ``#3``) whose items are all
+      empty and whose markers count (``1. 2. 3.``; with ``counting``: the prompt asks for no numbers), or that repeats one item on :data:`LOOP_RUN` or more consecutive lines making half the list
+      (``1. Adaptability 2. Adaptability ...``; an answer key that spreads ``True`` / ``False`` around is not)."""
+    keys: list = []
+    for x in sentences:
+        nums = _DIGITS.findall(x)
+        tmpl = _DIGITS.sub("0", x) if len(nums) == 1 and len(nums[0]) <= 9 else None
+        keys.append((tmpl, int(nums[0])) if tmpl and len(_LETTER_WORD.findall(tmpl)) >= 2 else None)
+    run = _longest_run(keys, step=True)
+    if run >= LOOP_RUN and run * 3 >= 2 * len(sentences):
+        return True
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    matched = [m for m in map(_LIST_LINE.fullmatch, lines) if m]
+    if len(matched) < 5 or len(matched) * 3 < 2 * len(lines):
+        return False
+    items = [" ".join((m.group(1) or "").lower().split()).rstrip(".") for m in matched]
+    if not any(items):  # an empty numbered list (1. 2. 3. ...), unless the prompt asks for numbers
+        marks = [int(_DIGITS.search(m.group(0)).group()) for m in matched]
+        return counting and sum(b - a == 1 for a, b in zip(marks, marks[1:])) * 10 >= (len(marks) - 1) * 9
+    run = _longest_run([x or None for x in items], step=False)
+    return run >= LOOP_RUN and run * 2 >= len(items)
+
+
+#: A count: at least this many words, nearly all of them numbers that go up (or down) by one same step.
 COUNT_MIN_WORDS = 20
+#: Prompts that ask for numbers: a count is an answer there (not a loop).
+ASKS_NUMBERS = re.compile(r"\b(?:count\w*|numbers?|numerals?|integers?|digits?|years?|pages?|calendar|sequence|"
+                          r"t-minus|backwards?|liftoff|launch|one\s+per\s+line)\b", _I)
 
 
 def _counting(words: list[str]) -> bool:
-    """Whether ``words`` are a count ("1 2 3 ... 199"): :data:`COUNT_MIN_WORDS` or more words, at least 80% of
-    them numbers, and at least 90% of the steps between consecutive numbers +1 (or all -1)."""
-    nums = [int(w) for w in words if w.isascii() and w.isdigit() and len(w) <= 9]
+    """Whether ``words`` are a count ("1 2 3 ... 199", "2 4 6 ..."): :data:`COUNT_MIN_WORDS` or more words, at
+    least 80% of them numbers (any script's decimal digits), and at least 90% of the steps between consecutive
+    numbers one same non-zero step."""
+    nums = [int(w) for w in words if w.isdecimal() and len(w) <= 9]
     if len(words) < COUNT_MIN_WORDS or len(nums) * 5 < len(words) * 4:
         return False
     steps = [b - a for a, b in zip(nums, nums[1:])]
-    return max(steps.count(1), steps.count(-1)) * 10 >= len(steps) * 9
+    step, n = Counter(steps).most_common(1)[0] if steps else (0, 0)
+    return step != 0 and n * 10 >= len(steps) * 9
 
 
 def needed_words(prompt: str) -> int | None:
@@ -233,7 +282,8 @@ def detect_non_answer(norm: Normalized, prompt: str | None) -> tuple[str, int, i
     if prompt_lower and core and len(core) <= 2000 and any(
             (prompt_lower[max(0, i - 3):i].strip()[-1:] or "x") in "\"'“‘" for i in _find_all(prompt_lower, core)):
         return None  # the prompt quotes it: asked for
-    if _degenerate(text) and not (prompt and ASKS_REPEAT.search(prompt)):
+    if _degenerate(text, counting=not (prompt and ASKS_NUMBERS.search(prompt))) \
+            and not (prompt and ASKS_REPEAT.search(prompt)):
         return ("repetition-loop", *span)  # before the refusal exemption: "Sorry, " + a loop is a loop
     if REFUSAL.match(text) or REFUSAL.search(text[:80]):
         return None  # a refusal (with or without a policy) is not a non-answer: it says it will not answer
