@@ -145,6 +145,35 @@ def train_grpo(args: argparse.Namespace, out: Path, stages: Stages) -> dict[str,
     return {"model": res["final_model"], "global_step": res["global_step"]}
 
 
+def read_judgments(labels: str | Path, gold: str | Path) -> dict[str, int]:
+    """What a pointwise IF judge's judgments did, read from their text: ``n`` judgments; ``failed`` (no executed
+    output, or an error: :func:`judgerl.text.codeblocks.looks_like_error`); ``printed`` (the first output is the
+    teacher's ``k of n score s`` line); ``copied`` (the written score equals the printed one); ``printed_gold`` (the
+    printed score equals the gold's: the judge wrote the right checks); ``written_gold`` (the written score equals
+    the gold's).
+
+    Raises:
+        FileNotFoundError / ValueError: as :func:`judgerl.gold.label.read_labels`.
+    """
+    from judgerl.gold.label import read_labels
+    from judgerl.text.codeblocks import looks_like_error, output_blocks
+    from judgerl.train.teach.base import read_score
+
+    gold_scores = {k: r.get("score") for k, r in read_labels(gold).items()}
+    c = dict.fromkeys(("n", "failed", "printed", "copied", "printed_gold", "written_gold"), 0)
+    for key, rec in read_labels(labels).items():
+        c["n"] += 1
+        outs = output_blocks(rec.get("reasoning") or "")
+        c["failed"] += not outs or looks_like_error(outs[0])
+        printed = read_score(outs[0]) if outs else None
+        written, want = rec.get("score"), gold_scores.get(key)
+        c["printed"] += printed is not None
+        c["copied"] += printed is not None and written is not None and float(written) == printed
+        c["printed_gold"] += printed is not None and want is not None and float(want) == printed
+        c["written_gold"] += written is not None and want is not None and float(written) == float(want)
+    return c
+
+
 def write_results(args: argparse.Namespace, out: Path, stages: Stages, report: dict) -> str:
     """``<out>/results.md``: the agreement table, the data counts, each stage's time and load, the command."""
     from judgerl.gold.agreement import format_agreement
@@ -154,7 +183,16 @@ def write_results(args: argparse.Namespace, out: Path, stages: Stages, report: d
              f"Training rows: {data['pairs']} pairs over {data['prompts']} prompts (the study's {data['study_pairs']} gold "
              f"pairs + {data['if_pairs_kept']} IFEval builder pairs; {data['if_pairs_dropped_heldout']} builder pairs "
              "on the study's held-out prompts dropped); held-out: the study's records (`records-heldout.jsonl`).", "",
-             format_agreement(report), "", "| stage | wall s | load at start | load at end |", "|---|---:|---|---|"]
+             format_agreement(report), ""]
+    parsed = out / "labels" / ("if-grpo-parsed" if args.grpo_steps > 0 else "if-sft-parsed")
+    gold = Path(args.study) / "labels" / "gold-heldout"
+    if parsed.is_dir() and gold.is_dir():
+        c = read_judgments(parsed, gold)
+        lines += [f"Read from the parsed judgments ({c['n']}): code failed or printed nothing in {c['failed']}; the "
+                  f"score line printed in {c['printed']}, copied into `<score>` in {c['copied']}, equal to the gold "
+                  f"in {c['printed_gold']} (the right checks); written score equal to the gold in {c['written_gold']}.",
+                  ""]
+    lines += ["| stage | wall s | load at start | load at end |", "|---|---:|---|---|"]
     for name, rec in stages.stages.items():
         lines.append(f"| {name} | {rec['seconds']:.0f} | {rec['load_start']} | {rec['load_end']} |")
     lines += ["", "Reproduce: `python bench/bench_if_judge.py " + " ".join(sys.argv[1:]) + "`", ""]

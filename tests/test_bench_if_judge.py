@@ -104,3 +104,19 @@ def test_rubric_option_trains_on_rubric_prompts(bench, small_ifeval, tmp_path):
     pairs = load_pairs(tmp_path / "out" / "data" / "train.jsonl").pairs
     assert pairs[0].id == "r0" and pairs[0].rubric == "1. no commas"  # the tool-rubric arm's gold pairs
     assert res["if_pairs_kept"] >= 1 and all(p.rubric for p in pairs[1:])  # every builder pair has its rubric
+
+
+def test_read_judgments_counts_what_the_judge_did(bench, tmp_path):
+    """Failed code, a printed score line, copying it, and whether the checks were right (vs the gold)."""
+    def write(d, recs):
+        d.mkdir(parents=True)
+        (d / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+    think = "<think>Let me check.\n```python\nprint(1)\n```\n```output\n{}\n```\n</think><score>{}</score>"
+    write(tmp_path / "gold", [{"id": i, "score": s, "final": True} for i, s in (("a", 9.0), ("b", 5.0), ("c", 0.0))])
+    write(tmp_path / "judge", [
+        {"id": "a", "score": 9.0, "reasoning": think.format("2 of 2 score 9", 9), "final": True},  # right, copied
+        {"id": "b", "score": 9.0, "reasoning": think.format("1 of 2 score 5", 9), "final": True},  # right, not copied
+        {"id": "c", "score": 9.0, "reasoning": think.format("TypeError: bad operand", 9), "final": True}])  # failed
+    c = bench.read_judgments(tmp_path / "judge", tmp_path / "gold")
+    assert c == {"n": 3, "failed": 1, "printed": 2, "copied": 1, "printed_gold": 2, "written_gold": 1}
