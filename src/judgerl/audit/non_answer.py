@@ -182,13 +182,15 @@ LOOP_RUN = 5
 def _longest_run(keys: list, step: bool) -> int:
     """The longest run of consecutive equal ``keys`` (``(template, number)`` pairs whose number goes up or down by
     one each time when ``step``; None keys never count)."""
-    best = run = 0
-    for i, k in enumerate(keys):
-        prev = keys[i - 1] if i else None
-        same = k is not None and prev is not None and (
-            (k[0] == prev[0] and abs(k[1] - prev[1]) == 1 and (run < 2 or k[1] - prev[1] == d)) if step else k == prev)
-        if same and step:
-            d = k[1] - prev[1]
+    best = run = direction = 0
+    for prev, k in zip([None, *keys], keys):
+        if k is None or prev is None:
+            same = False
+        elif step:  # the same template, the number one up (or down) in the run's direction
+            same = k[0] == prev[0] and abs(k[1] - prev[1]) == 1 and (run < 2 or k[1] - prev[1] == direction)
+            direction = k[1] - prev[1] if same else direction
+        else:
+            same = k == prev
         run = run + 1 if same else (1 if k is not None else 0)
         best = max(best, run)
     return best
